@@ -1,0 +1,69 @@
+"""autograd_kit: a complete, readable autograd engine on numpy (cupy on GPUs).
+
+It mirrors PyTorch's autograd closely enough that ``import autograd_kit as torch``
+runs textbook examples unchanged -- same names, same graph nodes, same error
+messages, same printed tensors -- and then lets you open the source and read
+how each piece works.  Start with ``tensor.py``, ``graph.py`` and ``engine.py``.
+
+In a notebook, ``%load_ext autograd_kit`` adds magics that draw graphs.
+"""
+from __future__ import annotations
+
+from . import backend
+from .backend import (bool, complex64, complex128, device, double, dtype, float, float16,
+                      float32, float64, get_default_dtype, half, int, int8, int16, int32,
+                      int64, long, set_default_dtype, short, uint8)
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Size, Tensor
+from . import ops
+from .ops.arith import add, addmm, div, dot, matmul, mm, mul, neg, pow, rsub, sub
+from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, isfinite,
+                          isnan, le, logical_not, lt, ne, nonzero)
+from .ops.convert import to
+from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+                           full_like, linspace, manual_seed, normal, ones, ones_like, rand,
+                           rand_like, randint, randn, randn_like, randperm, seed, tensor,
+                           zeros, zeros_like)
+from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, maximum, mean, min, minimum,
+                         norm, prod, softmax, std, sum, var)
+from .ops.shape import (cat, chunk, clone, column_stack, concat, concatenate, expand, flatten,
+                        hstack, narrow, permute, repeat, reshape, split, squeeze, stack, t,
+                        transpose, unbind, unsqueeze, vstack, where)
+from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor, leaky_relu,
+                        log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
+                        tanh)
+from . import autograd, cuda
+from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
+
+clip = clamp
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    """True for autograd_kit tensors."""
+    return isinstance(obj, Tensor)
+
+
+def numel(t):
+    return t.numel()
+
+
+def __getattr__(name):
+    # nn, optim and the pictures load on first use, so ``import autograd_kit`` stays fast.
+    import importlib
+    if name in ("nn", "optim", "viz", "utils"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "make_dot":
+        return importlib.import_module(f"{__name__}.viz").make_dot
+    raise AttributeError(f"module 'autograd_kit' has no attribute '{name}'")
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext autograd_kit``: register the magics and display hooks."""
+    from .ipython import load
+    load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    from .ipython import unload
+    unload(ipython)

@@ -1,0 +1,30 @@
+"""``autograd_kit.autograd``: the engine's public entry points, named as PyTorch names them."""
+from __future__ import annotations
+
+from ..engine import GraphSnapshot, Step, backward, backward_steps, grad
+from ..function import Function, FunctionCtx
+from ..gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ..grad_mode import enable_grad, no_grad, set_grad_enabled
+from ..tensor import Tensor
+from . import graph  # noqa: F401
+
+
+def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802
+    """The pre-0.4 wrapper, kept so old code runs: it now just returns a Tensor.
+
+    (Before PyTorch 0.4, a ``Variable`` wrapped a ``Tensor`` to add ``grad`` and
+    ``grad_fn``; today every tensor has them.)"""
+    from ..ops.creation import tensor
+    t = data if isinstance(data, Tensor) else tensor(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def set_detect_anomaly(mode: bool, check_nan: bool = False) -> None:
+    """Accepted for compatibility (errors already name the failing node)."""
+
+
+__all__ = ["backward", "backward_steps", "grad", "Function", "FunctionCtx", "gradcheck",
+           "gradgradcheck", "GradcheckError", "Variable", "Step", "GraphSnapshot",
+           "no_grad", "enable_grad", "set_grad_enabled"]

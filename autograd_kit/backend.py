@@ -1,0 +1,320 @@
+"""The array backend: the only module that imports numpy or cupy.
+
+Every other module asks for an *array module* ``xp`` (numpy on the CPU, cupy on
+an NVIDIA GPU) and writes ``xp.exp(a)``; the same op code then runs on either
+device, as in chainer.  This module also owns the two small value types that
+PyTorch prints everywhere: ``dtype`` (``torch.float32``) and ``device``
+(``device(type='cpu')``).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+try:  # cupy is optional: importing it must never break a CPU-only install
+    import cupy as _cupy
+except Exception:  # pragma: no cover - depends on the machine
+    _cupy = None
+
+ndarray = np.ndarray
+_NUMPY_SCALARS = (np.generic,)
+
+
+# ---------------------------------------------------------------- dtypes --
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (``torch.float32``).
+
+    The name prefix is ``torch.`` on purpose: the kit promises the same printed
+    output as PyTorch, so lessons can put the two side by side.
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize")
+
+    def __init__(self, name: str, np_dtype) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.is_complex = self.np.kind == "c"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+
+float16 = half = dtype("float16", np.float16)
+float32 = float = dtype("float32", np.float32)
+float64 = double = dtype("float64", np.float64)
+complex64 = dtype("complex64", np.complex64)
+complex128 = dtype("complex128", np.complex128)
+int8 = dtype("int8", np.int8)
+uint8 = dtype("uint8", np.uint8)
+int16 = short = dtype("int16", np.int16)
+int32 = int = dtype("int32", np.int32)
+int64 = long = dtype("int64", np.int64)
+bool = dtype("bool", np.bool_)  # noqa: A001 - PyTorch's name
+
+_ALL_DTYPES = (float16, float32, float64, complex64, complex128,
+               int8, uint8, int16, int32, int64, bool)
+_BY_NP = {d.np: d for d in _ALL_DTYPES}
+_BY_NAME = {d.name: d for d in _ALL_DTYPES}
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def to_dtype(x) -> dtype:
+    """Our ``dtype`` for a numpy dtype, a numpy scalar type or one of ours."""
+    if x.__class__ is dtype:
+        return x
+    return _BY_NP[np.dtype(x)]
+
+
+def np_dtype(d):
+    """The numpy dtype for one of ours (or anything numpy understands)."""
+    return d.np if d.__class__ is dtype else np.dtype(d)
+
+
+_default_float = float32
+
+
+def get_default_dtype() -> dtype:
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    global _default_float
+    if not to_dtype(d).is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float = to_dtype(d)
+
+
+# ---------------------------------------------------------------- devices --
+class device:
+    """Where a tensor's memory lives: ``device(type='cpu')`` or ``device(type='cuda', index=0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type_or_str="cpu", index: int | None = None) -> None:
+        if type_or_str.__class__ is device:
+            self.type, self.index = type_or_str.type, type_or_str.index
+            return
+        text = str(type_or_str)
+        if ":" in text:
+            text, idx = text.split(":", 1)
+            index = builtins.int(idx)
+        if text not in ("cpu", "cuda"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda device type at start of device string: " + str(type_or_str))
+        self.type = text
+        self.index = (index or 0) if text == "cuda" else None
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> builtins.bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+CUDA_HELP = ("autograd_kit runs on a GPU through cupy, which is not available here. "
+             "Install it with `pip install autograd_kit[gpu]` (cupy-cuda12x) on a machine "
+             "with an NVIDIA GPU and a CUDA driver.")
+
+
+def cuda_is_available() -> builtins.bool:
+    """True when cupy imports and sees at least one GPU."""
+    if _cupy is None:
+        return False
+    try:
+        return _cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def xp_for(dev: device):
+    """The array module for a device; a clear error when cuda cannot be had."""
+    if dev.type == "cpu":
+        return np
+    if not cuda_is_available():
+        raise RuntimeError(CUDA_HELP)
+    return _cupy
+
+
+def xp_of(a):
+    """The array module that owns array ``a`` (numpy or cupy)."""
+    if a.__class__ is np.ndarray or _cupy is None:
+        return np
+    return _cupy.get_array_module(a)
+
+
+def device_of(a) -> device:
+    if a.__class__ is np.ndarray or _cupy is None or not isinstance(a, _cupy.ndarray):
+        return CPU
+    return device("cuda", a.device.id)
+
+
+def move(a, dev: device):
+    """Copy an array to ``dev`` (no copy when it is already there)."""
+    if dev.type == "cpu":
+        return _cupy.asnumpy(a) if (_cupy is not None and isinstance(a, _cupy.ndarray)) else a
+    xp = xp_for(dev)
+    with xp.cuda.Device(dev.index or 0):
+        return xp.asarray(a)
+
+
+def to_host(a):
+    """A numpy array with the same values (for printing and pictures)."""
+    if _cupy is not None and isinstance(a, _cupy.ndarray):
+        return _cupy.asnumpy(a)
+    return np.asarray(a)
+
+
+ARRAY_TYPES = {np.ndarray} | ({_cupy.ndarray} if _cupy is not None else set())
+
+
+def as_array(x):
+    """An ndarray for anything array-like (numpy reductions return numpy scalars)."""
+    return _cupy.asarray(x) if (_cupy is not None and isinstance(x, _cupy.ndarray)) \
+        else np.asarray(x)
+
+
+def is_array(x) -> builtins.bool:
+    return x.__class__ is np.ndarray or (_cupy is not None and isinstance(x, _cupy.ndarray))
+
+
+# ------------------------------------------------------ building arrays ---
+def _infer_dtype(data):
+    """PyTorch's rule: Python floats -> default float, ints -> int64, bools -> bool;
+    numpy arrays keep their dtype."""
+    if is_array(data) or isinstance(data, _NUMPY_SCALARS):
+        return None  # keep
+    flat = data
+    while isinstance(flat, (list, tuple)):
+        if not flat:
+            return _default_float.np
+        flat = flat[0]
+    if hasattr(flat, "_data"):  # a Tensor inside a list
+        return None
+    if isinstance(flat, builtins.bool):
+        return np.bool_
+    if isinstance(flat, builtins.int):
+        return np.int64
+    if isinstance(flat, complex):
+        return np.complex64 if _default_float is float32 else np.complex128
+    return _default_float.np
+
+
+def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
+    """An array from nested lists, scalars or arrays, with PyTorch's dtype rules."""
+    if dt is None:
+        inferred = _infer_dtype(data)
+    else:
+        inferred = np_dtype(dt)
+    if isinstance(data, (list, tuple)) and data and any(hasattr(v, "_data") for v in _flat(data)):
+        data = _unwrap_nested(data)
+    xp = xp_for(dev)
+    if dev.type == "cpu" and not is_array(data):
+        arr = np.array(data, dtype=inferred)
+    else:
+        arr = xp.array(move(data, dev) if is_array(data) else data, dtype=inferred, copy=copy)
+    if arr.dtype == np.float64 and dt is None and not is_array(data) and not isinstance(data, _NUMPY_SCALARS):
+        arr = arr.astype(_default_float.np)
+    return arr
+
+
+def _flat(seq):
+    for v in seq:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _unwrap_nested(seq):
+    return [(_unwrap_nested(v) if isinstance(v, (list, tuple))
+             else (to_host(v._data) if hasattr(v, "_data") else v)) for v in seq]
+
+
+def result_dtype(a, b):
+    """Type promotion as PyTorch does it for array-array and array-scalar."""
+    return np.result_type(a, b)
+
+
+def scalar_kind(x) -> str:
+    return np.asarray(x).dtype.kind
+
+
+# re-exported helpers the rest of the code uses through ``backend.``
+broadcast_shapes = np.broadcast_shapes
+random = np.random
+
+
+# ------------------------------------------------------ type promotion ----
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def promote(a, b):
+    """The result dtype of a binary op on arrays ``a`` and ``b``, by PyTorch's rules.
+
+    A higher category (bool < int < float < complex) wins; within a category the
+    wider type wins, except that a zero-dimensional operand cannot widen a
+    dimensioned one (``float32 tensor * float64 scalar-tensor`` stays float32)."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return da
+    ca, cb = _CATEGORY[da.kind], _CATEGORY[db.kind]
+    a0, b0 = a.ndim == 0, b.ndim == 0
+    if a0 != b0:
+        dim_d, zero_d, cd, cz = (db, da, cb, ca) if a0 else (da, db, ca, cb)
+        return zero_d if cz > cd else dim_d
+    if ca != cb:
+        return da if ca > cb else db
+    return np.result_type(da, db)
+
+
+def scalar_array(value, like):
+    """A Python number as a 0-d array, typed as PyTorch types a "wrapped number":
+    it takes the other operand's dtype unless it is of a higher category."""
+    kind = like.dtype.kind
+    if builtins.isinstance(value, builtins.bool):
+        dt = like.dtype
+    elif builtins.isinstance(value, builtins.int):
+        dt = like.dtype if kind != "b" else np.int64
+    elif builtins.isinstance(value, builtins.float):
+        dt = like.dtype if kind in "fc" else _default_float.np
+    else:  # complex
+        dt = like.dtype if kind == "c" else (np.complex64 if _default_float is float32
+                                             else np.complex128)
+    return xp_of(like).asarray(value, dtype=dt)
+
+
+def same_device(a, b) -> builtins.bool:
+    """True when arrays ``a`` and ``b`` can meet in one op (0-d CPU scalars go anywhere)."""
+    if a.__class__ is b.__class__:
+        return _cupy is None or a.__class__ is np.ndarray or a.device == b.device
+    return (a.ndim == 0 and a.__class__ is np.ndarray) or (b.ndim == 0 and b.__class__ is np.ndarray)
+
+
+def cuda_device_count() -> builtins.int:
+    return _cupy.cuda.runtime.getDeviceCount() if cuda_is_available() else 0
+
+
+def cuda_synchronize() -> None:
+    if cuda_is_available():
+        _cupy.cuda.Device().synchronize()

@@ -1,0 +1,273 @@
+"""The backward pass, as one generator that yields a record per node.
+
+``backward_steps`` is *the* engine: ``Tensor.backward()``, ``autograd.grad()``
+and the step-by-step widget all consume it, so what a learner watches is
+exactly what ``backward()`` does.
+
+The algorithm, in three moves:
+
+1. **Count dependencies.**  Walk the graph from the roots (iteratively: a
+   100,000-node chain must not hit Python's recursion limit) and count, for
+   each node, how many edges lead into it.
+2. **Process ready nodes.**  A node is *ready* when every edge into it has
+   delivered its gradient.  Gradients arriving at one node are summed (this is
+   the chain rule's sum over paths).  Among ready nodes the most recently
+   created runs first (PyTorch's order), ``AccumulateGrad`` immediately; ties
+   are impossible, so the order is deterministic.
+3. **Apply and pass on.**  ``node.apply(g)`` gives one gradient per entry of
+   ``next_functions``; each goes into its target's buffer.  Without
+   ``retain_graph`` the node's saved tensors are released afterwards.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+
+from . import errors
+from .graph import AccumulateGrad, edge, grad_accumulator
+from .grad_mode import set_grad_enabled
+from .tensor import Size, Tensor
+
+
+@dataclass
+class Step:
+    """What happened at one node of the backward pass."""
+
+    index: int                       # 0, 1, 2... in execution order
+    node: object                     # the grad_fn (or AccumulateGrad) processed
+    grad_in: Tensor                  # the gradient that flowed into it (after hooks)
+    contributions: list              # the separate gradients summed into grad_in
+    grads_out: tuple                 # one gradient (or None) per next_functions entry
+    leaves: list = field(default_factory=list)    # [(leaf, old_grad, new_grad)]
+    retained: list = field(default_factory=list)  # [(non-leaf with retain_grad, new_grad)]
+    released: list = field(default_factory=list)  # names of saved tensors freed here
+
+
+def _root_grads(tensors, grad_tensors, create_graph):
+    grads = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if t.grad_fn is None and not t._rg:
+            raise errors.NoGradFnError(i)
+        if g is None:
+            if t._data.size != 1:
+                raise errors.NonScalarBackwardError()
+            g = Tensor._make(_ones_like(t._data))
+        elif not isinstance(g, Tensor):
+            g = Tensor._make(_ones_like(t._data) * g)
+        elif g._data.shape != t._data.shape:
+            raise errors.GradShapeError(i, Size(g._data.shape), Size(t._data.shape))
+        grads.append(g)
+    return grads
+
+
+def _ones_like(a):
+    from .backend import xp_of
+    return xp_of(a).ones_like(a)
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def count_dependencies(roots):
+    """How many edges lead into each node reachable from ``roots`` (iterative DFS)."""
+    deps, seen, stack = {}, set(roots), list(roots)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+def _needed(roots, targets):
+    """Nodes from which some target can be reached (only those must run)."""
+    parents, seen, stack = {}, set(roots), list(roots)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            parents.setdefault(nxt, []).append(node)
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    needed, stack = set(targets), list(targets)
+    while stack:
+        for p in parents.get(stack.pop(), ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    return needed
+
+
+def _pre_hooks(node, g):
+    """Tensor hooks, then retain_grad, then node pre-hooks (PyTorch's order)."""
+    hooks = node._pre_hooks
+    if hooks:
+        for hook in list(hooks.get(0, ())):
+            new = hook(g)
+            if new is not None:
+                g = new
+    retained = None
+    if node._retain is not None:
+        t = node._retain()
+        if t is not None:
+            if t._grad is None:
+                t._grad = g if g._rg else Tensor._make(g._data.copy())
+            else:
+                t._grad = t._grad + g
+            retained = (t, t._grad)
+    if hooks:
+        for hook in list(hooks.get(-1, ())):
+            new = hook((g,))
+            if new is not None:
+                g = new[0]
+    return g, retained
+
+
+def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+                   inputs=None, *, _capture=None, _detail=True):
+    """Run backward one node at a time, yielding a :class:`Step` for each.
+
+    Exhausting the generator has exactly the effect of ``torch.autograd.backward``:
+    leaf ``.grad`` fields accumulate, and (unless ``retain_graph``) saved
+    tensors are released as their nodes finish.
+    """
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _root_grads(tensors, grad_tensors, create_graph)
+    buffers = {}
+    for t, g in zip(tensors, grads):
+        buffers.setdefault(edge(t)[0], []).append(g)
+    roots = list(buffers)
+    deps = count_dependencies(roots)
+    targets = None
+    if _capture is not None:
+        targets = _capture
+    elif inputs is not None:
+        targets = {edge(t)[0]: None for t in _as_tuple(inputs)}
+    needed = _needed(roots, targets) if targets is not None else None
+    tie = itertools.count().__next__  # equal priorities run in arrival order
+    ready = [(-n._seq, tie(), n) for n in roots if deps.get(n, 0) == 0]
+    heapq.heapify(ready)
+    index = 0
+    with set_grad_enabled(create_graph):
+        while ready:
+            node = heapq.heappop(ready)[2]
+            contributions = buffers.pop(node, None)
+            run = contributions is not None and (needed is None or node in needed)
+            grads_out, step = (), None
+            if run:
+                g = contributions[0]
+                for extra in contributions[1:]:
+                    g = g + extra
+                g, retained = _pre_hooks(node, g)
+                old = None
+                if _capture is not None and node in _capture:
+                    _capture[node] = g
+                    stop = node.__class__ is AccumulateGrad
+                else:
+                    stop = False
+                    if _detail and node.__class__ is AccumulateGrad:
+                        v = node.variable
+                        old = None if v._grad is None else Tensor._make(v._grad._data.copy())
+                if not stop:
+                    grads_out = node.apply(g)
+                    if node._post_hooks:
+                        for hook in list(node._post_hooks):
+                            hook(grads_out, (g,))
+                released = [] if retain_graph else node.release_saved()
+                if _detail:
+                    step = Step(index, node, g, contributions, grads_out, released=released)
+                    if node.__class__ is AccumulateGrad and not stop:
+                        step.leaves.append((node.variable, old, node.variable._grad))
+                    if retained is not None:
+                        step.retained.append(retained)
+            for i, (nxt, _) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                gi = grads_out[i] if i < len(grads_out) else None
+                if gi is not None:
+                    buffers.setdefault(nxt, []).append(gi)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, tie(), nxt))
+            if step is not None:
+                yield step
+                index += 1
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """``torch.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
+    for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
+                            else grad_variables, retain_graph, create_graph, inputs,
+                            _detail=False):
+        pass
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``,
+    returned instead of accumulated into ``.grad``."""
+    inputs_t = _as_tuple(inputs)
+    for t in inputs_t:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    capture = {}
+    keys = []
+    for t in inputs_t:
+        node = t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
+        capture[node] = None
+        keys.append(node)
+    for _ in backward_steps(outputs, grad_outputs, retain_graph, create_graph,
+                            _capture=capture, _detail=False):
+        pass
+    result = []
+    for t, node in zip(inputs_t, keys):
+        g = capture[node]
+        if g is None:
+            if materialize_grads:
+                g = Tensor._make(_ones_like(t._data) * 0)
+            elif not allow_unused:
+                raise RuntimeError(errors.UNUSED_INPUT)
+        elif not create_graph and g._rg:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+class GraphSnapshot:
+    """The state backward changes (leaf grads, retained grads, saved tensors),
+    captured so a replaying viewer can put it back exactly."""
+
+    def __init__(self, roots) -> None:
+        roots = [edge(t)[0] for t in _as_tuple(roots)]
+        nodes = set(roots) | set(count_dependencies(roots))
+        nodes.discard(None)
+        self.grads, self.saved, self.retained = [], [], []
+        for n in nodes:
+            if n.__class__ is AccumulateGrad:
+                v = n.variable
+                self.grads.append((v, None if v._grad is None else v._grad._data.copy()))
+            self.saved.append((n, n.snapshot_saved()))
+            if n._retain is not None and n._retain() is not None:
+                t = n._retain()
+                self.retained.append((t, None if t._grad is None else t._grad._data.copy()))
+
+    def restore(self) -> None:
+        for t, data in self.grads + self.retained:
+            t._grad = None if data is None else Tensor._make(data.copy())
+        for n, snap in self.saved:
+            n.restore_saved(snap)

@@ -1,0 +1,109 @@
+"""Every error and warning message of the engine, worded as PyTorch words them.
+
+They are all ``RuntimeError`` subclasses, so ``except RuntimeError`` code from
+PyTorch tutorials keeps working; the subclasses carry the facts (the node, the
+versions) that the notebook explanations and widgets show.
+"""
+from __future__ import annotations
+
+
+class AutogradError(RuntimeError):
+    """Base class: a RuntimeError with PyTorch's message and structured details."""
+
+    kind = "autograd"
+
+
+class NonScalarBackwardError(AutogradError):
+    kind = "non_scalar"
+
+    def __init__(self) -> None:
+        super().__init__("grad can be implicitly created only for scalar outputs")
+
+
+class GraphFreedError(AutogradError):
+    kind = "graph_freed"
+
+    def __init__(self, node=None) -> None:
+        self.node = node
+        super().__init__(
+            "Trying to backward through the graph a second time (or directly access saved "
+            "tensors after they have already been freed). Saved intermediate values of the "
+            "graph are freed when you call .backward() or autograd.grad(). Specify "
+            "retain_graph=True if you need to backward through the graph a second time or "
+            "if you need to access saved tensors after calling backward.")
+
+
+class LeafInplaceError(AutogradError):
+    kind = "leaf_inplace"
+
+    def __init__(self, tensor=None, view: bool = False) -> None:
+        self.tensor = tensor
+        self.view = view
+        what = "a view of a leaf Variable" if view else "a leaf Variable"
+        super().__init__(f"{what} that requires grad is being used in an in-place operation.")
+
+
+class ModifiedSavedTensorError(AutogradError):
+    kind = "saved_modified"
+
+    def __init__(self, node, saved_name: str, type_desc: str, producer: str | None,
+                 found: int, expected: int) -> None:
+        self.node, self.saved_name = node, saved_name
+        self.found, self.expected = found, expected
+        self.producer = producer
+        which = f", which is output 0 of {producer}," if producer else ""
+        super().__init__(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {type_desc}{which} is at version {found}; expected version "
+            f"{expected} instead. Hint: enable anomaly detection to find the operation that "
+            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            "check_nan=False).")
+
+
+class NoGradFnError(AutogradError):
+    kind = "no_grad_fn"
+
+    def __init__(self, index: int = 0) -> None:
+        super().__init__(
+            f"element {index} of tensors does not require grad and does not have a grad_fn")
+
+
+class GradShapeError(AutogradError):
+    kind = "grad_shape"
+
+    def __init__(self, index: int, got, expected) -> None:
+        super().__init__(
+            f"Mismatch in shape: grad_output[{index}] has a shape of {got} and "
+            f"output[{index}] has a shape of {expected}.")
+
+
+class DeviceMismatchError(AutogradError):
+    kind = "device"
+
+    def __init__(self, a, b) -> None:
+        super().__init__("Expected all tensors to be on the same device, but found at "
+                         f"least two devices, {a} and {b}!")
+
+
+NON_LEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a "
+    "computed variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach().")
+INT_REQUIRES_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
+NUMPY_REQUIRES_GRAD = ("Can't call numpy() on Tensor that requires grad. "
+                       "Use tensor.detach().numpy() instead.")
+NUMPY_ON_CUDA = ("can't convert {dev} device type tensor to numpy. Use Tensor.cpu() to copy "
+                 "the tensor to host memory first.")
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+ONE_ELEMENT_ITEM = "a Tensor with {n} elements cannot be converted to Scalar"
+UNUSED_INPUT = ("One of the differentiated Tensors appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior.")
+INPLACE_CAST = "result type {src} can't be cast to the desired output type {dst}"
+INPLACE_SHAPE = "output with shape {out} doesn't match the broadcast shape {bshape}"

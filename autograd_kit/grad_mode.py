@@ -1,0 +1,88 @@
+"""Grad mode: whether operations record a graph, per thread.
+
+``no_grad``, ``enable_grad`` and ``set_grad_enabled`` work as context managers
+and as decorators, exactly as in PyTorch.  The flag lives in a
+``threading.local`` so a notebook's background thread cannot switch recording
+off for the main one.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """True when new operations are recorded in the graph."""
+    return getattr(_state, "enabled", True)
+
+
+def _set(mode: bool) -> None:
+    _state.enabled = bool(mode)
+
+
+class _GradModeContext:
+    """Base class: a context manager that also decorates functions."""
+
+    _mode: bool = True
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Don't record operations: results have ``requires_grad=False``.
+
+    Use it for inference and for updating parameters by hand.
+    """
+
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Record operations again, even inside ``no_grad``."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """``set_grad_enabled(False)`` is ``no_grad()``; it also works as a plain call."""
+
+    def __init__(self, mode: bool) -> None:
+        self._mode = bool(mode)
+        self._prev = is_grad_enabled()
+        _set(self._mode)  # a plain call takes effect at once, as in PyTorch
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        _set(self._prev)
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class inference_mode(no_grad):
+    """Accepted for compatibility; behaves as ``no_grad``."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._mode = not mode

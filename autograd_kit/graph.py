@@ -1,0 +1,236 @@
+"""The backward graph: nodes (``grad_fn``), edges, saved tensors.
+
+PyTorch's public shape is kept so that every tutorial and torchviz-style drawing
+carries over:
+
+* a node is a ``grad_fn`` such as ``MulBackward0``; ``node.name()`` gives that name;
+* ``node.next_functions`` is a tuple of ``(node or None, input_nr)`` pairs, one per
+  input of the forward operation: the edges along which gradients flow;
+* a leaf that requires grad is reached through an ``AccumulateGrad`` node whose
+  ``.variable`` is the leaf tensor;
+* values the forward pass kept for the backward pass are readable as
+  ``node._saved_self``, ``node._saved_other``, ``node._saved_result``...
+
+Ownership runs one way, from later to earlier: a tensor holds its ``grad_fn``, a
+node holds its ``next_functions`` and the tensors it saved.  Nothing points
+forward, so there are no reference cycles and intermediates are freed by plain
+reference counting.  (A leaf holds its ``AccumulateGrad`` only weakly.)
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+
+from . import errors
+
+_next_seq = itertools.count().__next__
+_STRIP = re.compile(r"Backward\d*$")
+
+
+class Node:
+    """A step of the backward pass: turns the gradient of an output into gradients
+    of the inputs, by the chain rule ``dL/dinput = dL/doutput * doutput/dinput``."""
+
+    __slots__ = ("next_functions", "_seq", "_pre_hooks", "_post_hooks", "_retain",
+                 "metadata", "_saved", "__weakref__")
+
+    def __init__(self, next_functions=()):
+        self.next_functions = tuple(next_functions)
+        self._seq = _next_seq()
+        self._pre_hooks = None   # {output_nr: [hook, ...]} from tensor.register_hook
+        self._post_hooks = None  # [hook(grad_inputs, grad_outputs)]
+        self._retain = None      # weakref to the non-leaf tensor that retains grad
+        self.metadata = {}
+        self._saved = {}
+
+    # -- PyTorch's public face ---------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __getattr__(self, attr):
+        # ``_saved_self`` and friends: unpack what forward saved, version-checked.
+        if attr.startswith("_saved_"):
+            key = attr[7:]
+            saved = object.__getattribute__(self, "_saved")
+            if key in saved:
+                value = saved[key]
+                return value.unpack(self, key) if isinstance(value, SavedTensor) else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def saved_names(self) -> list[str]:
+        """Names of the values kept for backward (``self``, ``other``, ``result``...)."""
+        return list(self._saved)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after this node computed its gradients."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node; may return replacement gradients."""
+        return self._add_pre_hook(-1, fn)
+
+    def _add_pre_hook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    # -- what the engine calls ---------------------------------------------
+    def apply(self, grad):
+        """Gradients for each entry of ``next_functions`` (None where not needed)."""
+        raise NotImplementedError
+
+    def release_saved(self) -> list[str]:
+        """Drop the saved tensors (after a backward without ``retain_graph``).
+
+        Returns the names that were released, for the step-by-step display."""
+        released = []
+        for key, value in self._saved.items():
+            if isinstance(value, SavedTensor) and not value.freed:
+                value.release()
+                released.append(key)
+        return released
+
+    def restore_saved(self, snapshot) -> None:
+        """Undo ``release_saved`` from a ``snapshot_saved()`` (for replaying steps)."""
+        for key, state in snapshot.items():
+            self._saved[key].restore(state)
+
+    def snapshot_saved(self) -> dict:
+        return {k: v.state() for k, v in self._saved.items() if isinstance(v, SavedTensor)}
+
+
+class AccumulateGrad(Node):
+    """The node that ends every path at a leaf: it adds the gradient into ``.grad``.
+
+    ``x.grad`` is the *sum* of every gradient that reached ``x``, over every
+    path and every call to ``backward()`` -- which is why training loops zero it.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable
+        self._seq = float("inf")  # runs as soon as it is ready, as in PyTorch
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def apply(self, grad):
+        var = self.variable
+        for hook in (var._hooks or {}).values():
+            new = hook(grad)
+            if new is not None:
+                grad = new
+        var._accumulate(grad)
+        return ()
+
+
+class SavedTensor:
+    """A tensor kept by forward for backward, with the version it had then.
+
+    Every in-place operation bumps a tensor's version counter (shared by its
+    views).  Unpacking compares versions: if the tensor changed since it was
+    saved, the gradient would be computed from the wrong numbers, so PyTorch's
+    "modified by an inplace operation" error is raised instead.
+    """
+
+    __slots__ = ("tensor", "data", "counter", "version", "is_output", "freed")
+
+    def __init__(self, tensor, is_output: bool = False):
+        self.counter = tensor._vc
+        self.version = tensor._vc.value
+        self.is_output = is_output
+        self.freed = False
+        if is_output:  # keep the data only: the node itself is this tensor's grad_fn
+            self.tensor, self.data = None, tensor._data
+        else:
+            self.tensor, self.data = tensor, None
+
+    def unpack(self, node, name: str = "self"):
+        if self.freed:
+            raise errors.GraphFreedError(node)
+        if self.counter.value != self.version:
+            t = self.tensor
+            data = self.data if t is None else t._data
+            if self.is_output:
+                producer = _STRIP.sub("", type(node).__name__)
+            else:  # the tensor's grad_fn now (an in-place op may have replaced it)
+                producer = _producer(t)
+            from .tensor import type_description
+            raise errors.ModifiedSavedTensorError(
+                node, name, type_description(data), producer,
+                self.counter.value, self.version)
+        if self.is_output:
+            from .tensor import Tensor
+            return Tensor._make(self.data, True, node)
+        return self.tensor
+
+    def release(self) -> None:
+        self.freed = True
+        self.tensor = self.data = None
+
+    def state(self):
+        return (self.freed, self.tensor, self.data)
+
+    def restore(self, state) -> None:
+        self.freed, self.tensor, self.data = state
+
+
+def _producer(t) -> str | None:
+    """The op that made ``t``, as PyTorch names it in the version error."""
+    fn = t.grad_fn
+    if fn is None and t._base is not None and t._base[0].grad_fn is not None:
+        return "AsStrided"  # a view whose base was changed in place
+    return _STRIP.sub("", type(fn).__name__) if fn is not None else None
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``handle.remove()`` takes the hook away."""
+
+    __slots__ = ("_container", "_key")
+
+    def __init__(self, container, key):
+        self._container, self._key = container, key
+
+    def remove(self) -> None:
+        c = self._container
+        if isinstance(c, dict):
+            c.pop(self._key, None)
+        elif self._key in c:
+            c.remove(self._key)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def grad_accumulator(tensor) -> AccumulateGrad:
+    """The (cached, weakly held) AccumulateGrad node of a leaf tensor."""
+    ref = tensor._acc
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._acc = weakref.ref(node)
+    return node
+
+
+def edge(tensor):
+    """The ``(node, input_nr)`` pair through which a gradient reaches ``tensor``."""
+    fn = tensor.grad_fn
+    if fn is not None:
+        return (fn, 0)
+    if tensor.requires_grad:
+        return (grad_accumulator(tensor), 0)
+    return (None, 0)

@@ -1,0 +1,120 @@
+"""All operations, one module per family, attached to Tensor as methods.
+
+``arith``  + - * / ** @        ``unary``   exp log sin tanh relu clamp...
+``reduce`` sum mean max var softmax   ``shape``  reshape transpose x[i] cat where
+``loss``   mse_loss nll_loss    ``compare`` == < argmax (no gradient)
+``inplace`` add_ x[i]=v ...     ``creation`` tensor zeros randn...
+Each family file ends with its table of backward formulas.
+"""
+from __future__ import annotations
+
+from .. import backend
+from ..tensor import Tensor
+from . import arith, compare, convert, creation, formula_env, inplace, loss, reduce, shape, unary
+
+formula_env._install()
+
+_ip = inplace.make_inplace
+
+
+def _rev(fn):
+    """``number op tensor`` -> ``fn(tensor, number)``."""
+    return lambda self, other: fn(self, other)
+
+
+def _sample(kind):
+    def method(self, a=0.0, b=1.0):
+        draw = creation.uniform_sample if kind == "uniform" else creation.normal_sample
+        return inplace.random_fill(self, lambda shape: backend.move(
+            draw(shape, a, b), self.device))
+    method.__name__ = kind + "_"
+    return method
+
+
+METHODS = {
+    # arithmetic and operators
+    "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div,
+    "true_divide": arith.div, "pow": arith.pow, "neg": arith.neg, "matmul": arith.matmul,
+    "mm": arith.mm, "dot": arith.dot, "multiply": arith.mul, "subtract": arith.sub,
+    "__add__": arith.add, "__radd__": _rev(arith.add), "__sub__": arith.sub,
+    "__rsub__": arith.rsub, "__mul__": arith.mul, "__rmul__": _rev(arith.mul),
+    "__truediv__": arith.div, "__rtruediv__": arith.rdiv, "__pow__": arith.pow,
+    "__rpow__": arith.rpow, "__neg__": arith.neg, "__matmul__": arith.matmul,
+    "__rmatmul__": lambda self, other: arith.matmul(other, self), "__abs__": unary.abs,
+    "__pos__": lambda self: self,
+    # elementwise
+    "exp": unary.exp, "log": unary.log, "sin": unary.sin, "cos": unary.cos,
+    "tanh": unary.tanh, "sigmoid": unary.sigmoid, "relu": unary.relu, "sqrt": unary.sqrt,
+    "rsqrt": unary.rsqrt, "abs": unary.abs, "reciprocal": unary.reciprocal,
+    "square": unary.square, "clamp": unary.clamp, "clip": unary.clamp,
+    "clamp_min": unary.clamp_min, "clamp_max": unary.clamp_max, "sign": unary.sign,
+    "floor": unary.floor, "ceil": unary.ceil, "round": unary.round,
+    # reductions
+    "sum": reduce.sum, "mean": reduce.mean, "max": reduce.max, "min": reduce.min,
+    "amax": reduce.amax, "amin": reduce.amin, "var": reduce.var, "std": reduce.std,
+    "softmax": reduce.softmax, "log_softmax": reduce.log_softmax,
+    "logsumexp": reduce.logsumexp, "prod": reduce.prod, "norm": reduce.norm,
+    "maximum": reduce.maximum, "minimum": reduce.minimum, "sum_to_size": reduce.sum_to,
+    # shapes and indexing
+    "reshape": shape.reshape, "view": shape.view, "flatten": shape.flatten,
+    "transpose": shape.transpose, "t": shape.t, "permute": shape.permute,
+    "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
+    "clone": shape.clone, "contiguous": shape.contiguous, "repeat": shape.repeat,
+    "narrow": shape.narrow, "unbind": shape.unbind, "split": shape.split,
+    "chunk": shape.chunk, "select": shape.select, "__getitem__": shape.getitem,
+    "view_as": lambda self, o: shape.view(self, *o.shape),
+    "reshape_as": lambda self, o: shape.reshape(self, *o.shape),
+    "expand_as": lambda self, o: shape.expand(self, *o.shape),
+    "where": lambda self, cond, other: shape.where(cond, self, other),
+    "masked_fill": shape.masked_fill,
+    # comparisons and logic (no gradient)
+    "eq": compare.eq, "ne": compare.ne, "lt": compare.lt, "le": compare.le,
+    "gt": compare.gt, "ge": compare.ge, "__eq__": compare.eq, "__ne__": compare.ne,
+    "__lt__": compare.lt, "__le__": compare.le, "__gt__": compare.gt, "__ge__": compare.ge,
+    "__and__": compare.logical_and_, "__or__": compare.logical_or_,
+    "__xor__": compare.logical_xor_, "__invert__": compare.logical_not,
+    "__floordiv__": compare.floor_divide, "__mod__": compare.remainder,
+    "logical_not": compare.logical_not, "argmax": compare.argmax, "argmin": compare.argmin,
+    "all": compare.all, "any": compare.any, "isfinite": compare.isfinite,
+    "isnan": compare.isnan, "equal": compare.equal, "allclose": compare.allclose,
+    "nonzero": compare.nonzero,
+    # dtype and device
+    "to": convert.to, "type": convert.type_, "cpu": lambda self: convert.to(self, "cpu"),
+    "cuda": lambda self, device=None: convert.to(self, device if device is not None
+                                                  else "cuda"),
+    "float": lambda self: convert.to(self, backend.float32),
+    "double": lambda self: convert.to(self, backend.float64),
+    "half": lambda self: convert.to(self, backend.float16),
+    "long": lambda self: convert.to(self, backend.int64),
+    "int": lambda self: convert.to(self, backend.int32),
+    "bool": lambda self: convert.to(self, backend.bool),
+    "new_tensor": lambda self, data, **kw: creation.tensor(
+        data, dtype=kw.get("dtype", self.dtype), device=kw.get("device", self.device),
+        requires_grad=kw.get("requires_grad", False)),
+    "new_zeros": lambda self, *size, **kw: creation.zeros(
+        *size, dtype=kw.get("dtype", self.dtype), device=kw.get("device", self.device)),
+    "new_ones": lambda self, *size, **kw: creation.ones(
+        *size, dtype=kw.get("dtype", self.dtype), device=kw.get("device", self.device)),
+    # in-place
+    "add_": _ip(arith.add), "sub_": _ip(arith.sub), "mul_": _ip(arith.mul),
+    "div_": _ip(arith.div), "pow_": _ip(arith.pow), "neg_": _ip(arith.neg),
+    "clamp_": _ip(unary.clamp), "clip_": _ip(unary.clamp), "log_": _ip(unary.log),
+    "exp_": _ip(unary.exp), "relu_": _ip(unary.relu), "sigmoid_": _ip(unary.sigmoid),
+    "tanh_": _ip(unary.tanh), "sqrt_": _ip(unary.sqrt), "abs_": _ip(unary.abs),
+    "sin_": _ip(unary.sin), "cos_": _ip(unary.cos),
+    "copy_": lambda self, src: inplace.inplace(self, inplace.copy, src),
+    "fill_": lambda self, value: inplace.inplace(self, inplace.fill, value),
+    "zero_": lambda self: inplace.inplace(self, inplace.fill, 0),
+    "masked_fill_": lambda self, mask, value: inplace.inplace(
+        self, lambda old: shape.masked_fill(old, mask, value)),
+    "__iadd__": _ip(arith.add), "__isub__": _ip(arith.sub), "__imul__": _ip(arith.mul),
+    "__itruediv__": _ip(arith.div), "__setitem__": inplace.setitem,
+    "uniform_": _sample("uniform"), "normal_": _sample("normal"),
+}
+
+for _name, _fn in METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+Tensor.T = property(shape.T, doc="All dimensions reversed.")
+Tensor.mT = property(shape.mT, doc="The last two dimensions swapped.")
+Tensor.H = Tensor.T

@@ -1,0 +1,156 @@
+"""How an operation joins the graph: rules, nodes and ``record``.
+
+Every op family (``arith.py``, ``unary.py``...) writes its forward code with
+plain arrays, then calls ``record(Node, out, inputs, **saved)``.  Its backward
+formulas sit in one table of ``rule(...)`` rows, one formula per input, in the
+style of PyTorch's ``derivatives.yaml``::
+
+    rule("MulBackward0", saves="self other", self="g * other", other="g * self")
+
+reads: *the node called MulBackward0 keeps ``self`` and ``other``; the gradient
+for ``self`` is the incoming gradient ``g`` times ``other``...*  The formula
+strings are compiled once, at import, into functions of Tensors, so they run
+under ``set_grad_enabled(create_graph)`` and second derivatives come for free.
+
+Broadcasting is undone here, in one place (``_fit``): a gradient that comes out
+bigger than its input is summed down to the input's shape, never inside a
+formula.
+"""
+from __future__ import annotations
+
+from .. import backend, errors
+from ..graph import Node, SavedTensor, edge
+from ..grad_mode import _state
+from ..tensor import Tensor
+
+_make = Tensor._make
+RESULT = object()  # ``record(..., result=RESULT)`` saves the op's own output
+NODE_CLASSES: dict[str, type] = {}
+
+
+class OpNode(Node):
+    """A node built from a rule: its formulas turn ``g`` into input gradients."""
+
+    __slots__ = ("_meta",)  # per input: (shape, dtype) the gradient must have
+    formulas: tuple = ()
+    formula_text: dict = {}
+    input_names: tuple = ()
+    variadic = None
+
+    def apply(self, g):
+        kw = {}
+        for k, v in self._saved.items():
+            kw[k] = v.unpack(self, k) if v.__class__ is SavedTensor else v
+        if self.variadic is not None:
+            raw = self.variadic(g, **kw)
+            return tuple(None if fn is None or gi is None else _fit(gi, *meta)
+                         for (fn, _), gi, meta in zip(self.next_functions, raw, self._meta))
+        out = []
+        for (fn, _), formula, meta in zip(self.next_functions, self.formulas, self._meta):
+            out.append(None if fn is None else _fit(formula(g, **kw), *meta))
+        return tuple(out)
+
+
+def _fit(grad, shape, dtype):
+    """Make a gradient match its input: sum out broadcast dims, cast the dtype."""
+    if grad is None:
+        return None
+    if grad.__class__ is not Tensor:  # a Python number from a formula such as "0"
+        from .creation import full
+        return full(shape, grad, dtype=backend.to_dtype(dtype))
+    if grad._data.shape != shape:
+        from .reduce import sum_to
+        grad = sum_to(grad, shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(backend.to_dtype(dtype))
+    return grad
+
+
+def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
+    """Declare a node class ``name`` whose gradients are the given formula strings.
+
+    ``saves`` names what forward keeps (inputs, ``result``, or plain attributes such
+    as ``dim``); each keyword names one input, in order, with its formula in ``g``.
+    ``variadic`` is one formula returning the gradients of all inputs at once (for
+    ``cat`` and ``stack``, which take any number of tensors).
+    """
+    from . import formula_env
+    params = ", ".join(["g"] + saves.split())
+    compile_ = lambda text: eval(f"lambda {params}: {text}", formula_env.ENV)  # noqa: E731
+    attrs = {
+        "__slots__": (),
+        "formulas": tuple(compile_(text) for text in formulas.values()),
+        "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
+        "input_names": tuple(formulas),
+        "variadic": staticmethod(compile_(variadic)) if variadic else None,
+    }
+    cls = type(name, (OpNode,), attrs)
+    NODE_CLASSES[name] = cls
+    return cls
+
+
+_new = object.__new__
+
+
+def record(cls, data, inputs, **saved):
+    """Wrap ``data`` as the op's output and, if needed, add a node to the graph.
+
+    A node is made only when grad mode is on and some input requires grad; then
+    the output is a non-leaf that requires grad, with ``grad_fn`` set to the node.
+    """
+    if not getattr(_state, "enabled", True):
+        return _make(data)
+    for t in inputs:
+        if t._rg:
+            break
+    else:
+        return _make(data)
+    node = _new(cls)
+    node.next_functions = tuple([edge(t) for t in inputs])
+    node._seq = _next_seq()
+    node._pre_hooks = node._post_hooks = node._retain = None
+    node.metadata = {}
+    node._meta = tuple([(t._data.shape, t._data.dtype) for t in inputs])
+    out = _make(data, True, node)
+    store = {}
+    for k, v in saved.items():
+        if v is RESULT:
+            store[k] = SavedTensor(out, is_output=True)
+        elif v.__class__ is Tensor or isinstance(v, Tensor):
+            store[k] = SavedTensor(v)
+        else:
+            store[k] = v
+    node._saved = store
+    return out
+
+
+from ..graph import _next_seq  # noqa: E402  (shared sequence numbers)
+
+
+def as_tensor_pair(a, b):
+    """Both operands as tensors (a Python number becomes a 0-d "wrapped number"),
+    plus their arrays cast to the common dtype, ready for the forward computation.
+
+    The cast is not recorded in the graph (as in PyTorch); ``_fit`` casts each
+    gradient back to its input's dtype."""
+    if a.__class__ is not Tensor and not isinstance(a, Tensor):
+        a = _make(backend.scalar_array(a, b._data))
+    elif b.__class__ is not Tensor and not isinstance(b, Tensor):
+        b = _make(backend.scalar_array(b, a._data))
+    da, db = a._data, b._data
+    if da.dtype != db.dtype:
+        dt = backend.promote(da, db)
+        da, db = da.astype(dt, copy=False), db.astype(dt, copy=False)
+    if da.__class__ is not db.__class__ and not backend.same_device(da, db):
+        raise errors.DeviceMismatchError(b.device, a.device)
+    return a, b, da, db
+
+
+def check_broadcast(a, b) -> None:
+    """PyTorch's wording when two shapes cannot broadcast."""
+    sa, sb = a.shape, b.shape
+    for i in range(1, min(len(sa), len(sb)) + 1):
+        x, y = sa[-i], sb[-i]
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {max(len(sa), len(sb)) - i}")

@@ -1,0 +1,167 @@
+"""Arithmetic: ``+ - * / **``, negation and the matrix products.
+
+Each forward function computes with arrays and records its node; the table at
+the bottom gives every input's gradient, ``g`` being the gradient arriving from
+the output.  For ``z = x * y``: dz/dx = y, so x receives ``g * y``.
+"""
+from __future__ import annotations
+
+from ._rules import RESULT, as_tensor_pair, check_broadcast, record, rule
+from ..tensor import Tensor
+
+
+def _binary(node, fn, a, b, names=(), **attrs):
+    """Forward of a broadcasting binary op; ``names`` says under which names the two
+    inputs are saved for backward (e.g. ``("self", "other")``)."""
+    a, b, da, db = as_tensor_pair(a, b)
+    try:
+        out = fn(da, db)
+    except ValueError:
+        check_broadcast(da, db)
+        raise
+    if names:
+        attrs[names[0]], attrs[names[1]] = a, b
+    return record(node, out, (a, b), **attrs)
+
+
+def add(a, b, alpha=1):
+    """a + alpha * b"""
+    if alpha != 1:
+        return _binary(AddBackward0, lambda x, y: x + alpha * y, a, b, alpha=alpha)
+    return _binary(AddBackward0, _add, a, b, alpha=1)
+
+
+def sub(a, b, alpha=1):
+    """a - alpha * b"""
+    if alpha != 1:
+        return _binary(SubBackward0, lambda x, y: x - alpha * y, a, b, alpha=alpha)
+    return _binary(SubBackward0, _sub, a, b, alpha=1)
+
+
+def rsub(a, b):
+    """b - a, for ``number - tensor`` (PyTorch's RsubBackward1: one tensor input)."""
+    if isinstance(b, Tensor):
+        return sub(b, a)
+    a_, w, da, db = as_tensor_pair(a, b)
+    return record(RsubBackward1, db - da, (a_,), alpha=1)
+
+
+def mul(a, b):
+    return _binary(MulBackward0, _mul, a, b, ("self", "other"))
+
+
+def div(a, b):
+    return _binary(DivBackward0, _div, a, b, ("self", "other"))
+
+
+def rdiv(a, b):
+    """number / tensor, computed as PyTorch does: reciprocal, then multiply."""
+    from .unary import reciprocal
+    return mul(reciprocal(a), b)
+
+
+def pow(a, exponent):  # noqa: A001 - PyTorch's name
+    """a ** exponent, for a tensor or number exponent."""
+    if isinstance(exponent, Tensor):
+        if not isinstance(a, Tensor):
+            return rpow(exponent, a)
+        return _binary(PowBackward1, _pow, a, exponent, ("self", "exponent"),
+                       result=RESULT)
+    a_, e, da, de = as_tensor_pair(a, exponent)
+    return record(PowBackward0, da ** de, (a_,), self=a_, exponent=exponent)
+
+
+def rpow(a, base):
+    """number ** tensor (PowBackward2)."""
+    a_, b_, da, db = as_tensor_pair(a, base)
+    return record(PowBackward2, db ** da, (a_,), self=b_, result=RESULT)
+
+
+def neg(a):
+    return record(NegBackward0, -a._data, (a,))
+
+
+def matmul(a, b):
+    """Matrix product with numpy's rules for 1-D and batched operands."""
+    a, b, da, db = as_tensor_pair(a, b)
+    na, nb = da.ndim, db.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    try:
+        out = da @ db
+    except ValueError:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, da.shape))} and "
+                           f"{'x'.join(map(str, db.shape))})") from None
+    if na == 1 and nb == 1:
+        return record(DotBackward0, out, (a, b), self=a, other=b)
+    if na == 2 and nb == 1:
+        return record(MvBackward0, out, (a, b), self=a, vec=b)
+    if na == 1 and nb == 2:  # PyTorch: unsqueeze, mm, squeeze
+        return matmul(a.unsqueeze(0), b).squeeze(0)
+    if na == 2 and nb == 2:
+        return record(MmBackward0, out, (a, b), self=a, mat2=b)
+    return record(BmmBackward0, out, (a, b), self=a, mat2=b)
+
+
+def dot(a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    return matmul(a, b)
+
+
+def mm(a, b):
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    return matmul(a, b)
+
+
+def addmm(bias, m1, m2):
+    """bias + m1 @ m2 in one node, as ``nn.Linear`` does in PyTorch (AddmmBackward0)."""
+    bias, m1 = (bias if isinstance(bias, Tensor) else Tensor._make(bias)), m1
+    return record(AddmmBackward0, bias._data + m1._data @ m2._data, (bias, m1, m2),
+                  mat1=m1, mat2=m2)
+
+
+def _add(x, y):
+    return x + y
+
+
+def _sub(x, y):
+    return x - y
+
+
+def _mul(x, y):
+    return x * y
+
+
+def _div(x, y):
+    return x / y
+
+
+def _pow(x, y):
+    return x ** y
+
+
+# Backward formulas: g is the gradient of the output; one formula per input.
+AddBackward0 = rule("AddBackward0", "alpha", self="g", other="g * alpha")
+SubBackward0 = rule("SubBackward0", "alpha", self="g", other="-g * alpha")
+RsubBackward1 = rule("RsubBackward1", "alpha", self="-g * alpha")
+MulBackward0 = rule("MulBackward0", "self other", self="g * other", other="g * self")
+DivBackward0 = rule("DivBackward0", "self other",
+                    self="g / other", other="-g * self / (other * other)")
+NegBackward0 = rule("NegBackward0", "", self="-g")
+PowBackward0 = rule("PowBackward0", "self exponent",
+                    self="pow_backward(g, self, exponent)")
+PowBackward1 = rule("PowBackward1", "self exponent result",
+                    self="pow_backward(g, self, exponent)",
+                    exponent="g * result * log_or_zero(self, exponent)")
+PowBackward2 = rule("PowBackward2", "self result", exponent="g * result * log(self)")
+DotBackward0 = rule("DotBackward0", "self other", self="g * other", other="g * self")
+MvBackward0 = rule("MvBackward0", "self vec",
+                   self="g.unsqueeze(-1) * vec", vec="self.mT @ g")
+MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mat2.mT", mat2="self.mT @ g")
+BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mat2.mT", mat2="self.mT @ g")
+AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2",
+                      self="g", mat1="g @ mat2.mT", mat2="mat1.mT @ g")

@@ -1,0 +1,190 @@
+"""Making tensors: ``tensor``, ``zeros``, ``randn``, ``arange``, ``from_numpy``...
+
+Types follow PyTorch: Python floats give the default float type (float32),
+Python ints give int64, a numpy array keeps its dtype.  Random numbers come from
+one seeded generator (``manual_seed``) so lessons are reproducible; they are not
+the same numbers PyTorch draws.
+"""
+from __future__ import annotations
+
+import builtins
+
+from .. import backend
+from ..tensor import Tensor
+
+_rng = backend.random.default_rng(0)
+
+
+def manual_seed(seed: int):
+    """Reset the random generator, so ``rand``/``randn``/``nn.Linear`` repeat exactly."""
+    global _rng
+    _rng = backend.random.default_rng(int(seed))
+    return _rng
+
+
+seed = manual_seed
+
+
+def _finish(data, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data)
+    if requires_grad:
+        t.requires_grad = True  # checks the dtype, with PyTorch's message
+    return t
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _dev(device):
+    return backend.device(device) if device is not None else backend.CPU
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data``."""
+    if isinstance(data, Tensor):
+        data = data._data
+    arr = backend.make_array(data, dtype, _dev(device))
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if backend.is_array(data) and dtype is None and device is None:
+        return Tensor._make(data)
+    return tensor(data, dtype, device)
+
+
+def from_numpy(array) -> Tensor:
+    """A tensor that *shares memory* with the numpy array: changing one changes the other."""
+    return Tensor._make(array)
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+    xp = backend.xp_for(_dev(device))
+    return _finish(xp.full(_size(size), fill, dtype=dt), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if dtype is None:
+        if isinstance(fill_value, builtins.bool):
+            dtype = backend.bool
+        elif isinstance(fill_value, builtins.int):
+            dtype = backend.int64
+    return _filled(fill_value, (size,) if isinstance(size, int) else (tuple(size),), dtype,
+                   device, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+    return _finish(backend.xp_for(_dev(device)).eye(n, m, dtype=dt), requires_grad)
+
+
+def _like(fn, t, dtype, device, requires_grad, *extra):
+    return fn(*extra, *t.shape, dtype=dtype or t.dtype, device=device or t.device,
+              requires_grad=requires_grad) if extra == () else fn(
+        t.shape, *extra, dtype=dtype or t.dtype, device=device or t.device,
+        requires_grad=requires_grad)
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(zeros, t, dtype, device, requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(ones, t, dtype, device, requires_grad)
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(zeros, t, dtype, device, requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
+        dtype = backend.int64 if ints else backend.get_default_dtype()
+    xp = backend.xp_for(_dev(device))
+    return _finish(xp.arange(start, end, step).astype(backend.np_dtype(dtype)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+    xp = backend.xp_for(_dev(device))
+    return _finish(xp.linspace(start, end, steps).astype(dt), requires_grad)
+
+
+def _random(draw, size, dtype, device, requires_grad):
+    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+    data = draw(_size(size)).astype(dt)
+    return _finish(backend.move(data, _dev(device)), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Uniform numbers in [0, 1)."""
+    return _random(lambda s: (generator or _rng).random(s), size, dtype, device, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Standard normal numbers (mean 0, variance 1)."""
+    return _random(lambda s: (generator or _rng).standard_normal(s), size, dtype, device,
+                   requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    data = (generator or _rng).integers(low, high, size=_size((size,)) if isinstance(size, int)
+                                        else tuple(size))
+    return Tensor._make(backend.move(data.astype(backend.np_dtype(dtype or backend.int64)),
+                                     _dev(device)))
+
+
+def randperm(n, dtype=None, device=None) -> Tensor:
+    return Tensor._make(backend.move(_rng.permutation(n).astype(
+        backend.np_dtype(dtype or backend.int64)), _dev(device)))
+
+
+def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
+                 requires_grad=requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=(1,), dtype=None, device=None) -> Tensor:
+    return _random(lambda s: _rng.normal(mean, std, s), (tuple(size),), dtype, device, False)
+
+
+def uniform_sample(shape, low, high):
+    """Used by ``Tensor.uniform_`` (and so by ``nn.init``)."""
+    return _rng.uniform(low, high, shape)
+
+
+def normal_sample(shape, mean, std):
+    return _rng.normal(mean, std, shape)

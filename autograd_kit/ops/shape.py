@@ -1,0 +1,359 @@
+"""Shape operations, indexing and joining: reshape, transpose, x[i], cat, where...
+
+These move numbers around without changing them, so their backward moves the
+gradient back the same way: ``transpose`` transposes g, ``reshape`` reshapes it,
+``x[i]`` puts g into a zero tensor at position i, ``cat`` cuts g into pieces.
+
+Many of them return *views*: tensors sharing memory (and the version counter)
+with their input.  A view remembers its base and how to take the same view of
+any array (``_base = (base, view_fn)``), which in-place operations on views
+need (see ``inplace.py``).
+"""
+from __future__ import annotations
+
+import builtins
+
+from ._rules import record, rule
+from .. import backend
+from ..tensor import Tensor
+
+
+def _view(node, x, out, view_fn, **saved):
+    """Record a shape op; when its result shares memory with ``x``, make it a view."""
+    t = record(node, out, (x,), **saved)
+    if backend.xp_of(out).may_share_memory(out, x._data):
+        t._vc = x._vc
+        if x._base is None:
+            t._base = (x, view_fn)
+        else:
+            root, prev = x._base
+            t._base = (root, lambda a, prev=prev, fn=view_fn: fn(prev(a)))
+    return t
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(x, *shape):
+    shape = _shape_arg(shape)
+    try:
+        out = x._data.reshape(shape)
+    except ValueError:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
+                           f"{x._data.size}") from None
+    if not backend.xp_of(out).may_share_memory(out, x._data):
+        return record(UnsafeViewBackward0, out, (x,), self_sym_sizes=x._data.shape)
+    return _view(ViewBackward0, x, out, lambda a, s=shape: a.reshape(s),
+                 self_sym_sizes=x._data.shape)
+
+
+def view(x, *shape):
+    if len(shape) == 1 and isinstance(shape[0], backend.dtype):
+        raise RuntimeError("view(dtype) is not supported")
+    out_shape = _shape_arg(shape)
+    if not x._data.flags.c_contiguous and x._data.size > 1:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")
+    return reshape(x, *out_shape)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    nd = x.ndim
+    if nd == 0:
+        return reshape(x, 1)
+    s, e = start_dim % nd, end_dim % nd
+    if s == e:
+        return x
+    shape = x.shape
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(x, *(tuple(shape[:s]) + (n,) + tuple(shape[e + 1:])))
+
+
+def transpose(x, dim0, dim1):
+    nd = builtins.max(x.ndim, 1)
+    d0, d1 = dim0 % nd, dim1 % nd
+    return _view(TransposeBackward0, x, x._data.swapaxes(d0, d1) if x.ndim > 1 else x._data,
+                 lambda a: a.swapaxes(d0, d1) if a.ndim > 1 else a, dim0=d0, dim1=d1)
+
+
+def t(x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return _view(TBackward0, x, x._data.T, lambda a: a.T)
+
+
+def permute(x, *dims):
+    dims = tuple(d % builtins.max(x.ndim, 1) for d in _shape_arg(dims))
+    return _view(PermuteBackward0, x, x._data.transpose(dims), lambda a: a.transpose(dims),
+                 dims=dims)
+
+
+def T(x):
+    """``x.T``: all dimensions reversed (a permute in PyTorch's graph)."""
+    if x.ndim < 2:
+        return x
+    return permute(x, *reversed(range(x.ndim)))
+
+
+def mT(x):
+    return transpose(x, -2, -1)
+
+
+def squeeze(x, dim=None):
+    a = x._data
+    if dim is None:
+        out = a.reshape([s for s in a.shape if s != 1])
+        return _view(SqueezeBackward0, x, out, lambda b, s=out.shape: b.reshape(s),
+                     self_sym_sizes=a.shape)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(d % builtins.max(a.ndim, 1) for d in dims)
+    shape = [s for i, s in enumerate(a.shape) if not (i in dims and s == 1)]
+    return _view(SqueezeBackward1, x, a.reshape(shape), lambda b, s=tuple(shape): b.reshape(s),
+                 dim=dims, self_sym_sizes=a.shape)
+
+
+def unsqueeze(x, dim):
+    d = dim % (x.ndim + 1)
+    xp = backend.xp_of(x._data)
+    return _view(UnsqueezeBackward0, x, xp.expand_dims(x._data, d),
+                 lambda a: xp.expand_dims(a, d), dim=d)
+
+
+def expand(x, *sizes):
+    sizes = _shape_arg(sizes)
+    a = x._data
+    lead = len(sizes) - a.ndim
+    target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s
+                   for i, s in enumerate(sizes))
+    try:
+        out = backend.xp_of(a).broadcast_to(a, target)
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({target[-1]}) must match the "
+                           f"existing size ({a.shape[-1] if a.ndim else 1}) at non-singleton "
+                           f"dimension {len(target) - 1}.  Target sizes: {list(sizes)}.  "
+                           f"Tensor sizes: {list(a.shape)}") from None
+    return _view(ExpandBackward0, x, out, lambda b: backend.xp_of(b).broadcast_to(b, target),
+                 self_sym_sizes=a.shape)
+
+
+def clone(x, memory_format=None):
+    return record(CloneBackward0, x._data.copy(), (x,))
+
+
+def contiguous(x, memory_format=None):
+    return x if x._data.flags.c_contiguous else clone(x)
+
+
+def repeat(x, *repeats):
+    repeats = _shape_arg(repeats)
+    out = backend.xp_of(x._data).tile(x._data, repeats)
+    return record(RepeatBackward0, out, (x,), repeats=repeats, self_sym_sizes=x._data.shape)
+
+
+# ---------------------------------------------------------------- indexing --
+def _is_basic(k) -> bool:
+    return k is None or k is Ellipsis or isinstance(k, (int, slice)) and not isinstance(k, bool)
+
+
+def _as_index(k):
+    """A key element as numpy understands it (tensors become arrays)."""
+    if isinstance(k, Tensor):
+        if k._data.ndim == 0 and k._data.dtype.kind in "iu":
+            return int(k._data)
+        return k._data
+    if isinstance(k, (list, tuple)) and not isinstance(k, Tensor):
+        return backend.make_array(k)
+    return k
+
+
+def getitem(x, key):
+    """``x[key]``: basic keys become PyTorch's chain of select/slice views; integer
+    arrays and boolean masks make one IndexBackward0 (a copy, not a view)."""
+    key = key if isinstance(key, tuple) else (key,)
+    key = tuple(_as_index(k) for k in key)
+    if not builtins.all(_is_basic(k) for k in key):
+        out = x._data[key]
+        return record(IndexBackward0, out, (x,), indices=key, self_sym_sizes=x._data.shape)
+    consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consuming > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    t, dim = x, 0
+    for i, k in enumerate(key):
+        if k is None:
+            t, dim = unsqueeze(t, dim), dim + 1
+        elif k is Ellipsis:
+            later = builtins.sum(1 for k2 in key[i + 1:] if k2 is not None and k2 is not Ellipsis)
+            dim = t.ndim - later
+        elif isinstance(k, slice):
+            if k != slice(None):
+                t = _slice(t, dim, k)
+            dim += 1
+        else:
+            t = select(t, dim, k)
+    return t if t is not x else _view(AliasBackward0, x, x._data[...], lambda a: a[...])
+
+
+def select(x, dim, index):
+    n = x._data.shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {n}")
+    key = (slice(None),) * dim + (index, Ellipsis)  # "..." keeps a 0-d result a view
+    return _view(SelectBackward0, x, x._data[key], lambda a: a[key], dim=dim, index=index,
+                 self_sym_sizes=x._data.shape)
+
+
+def _slice(x, dim, s):
+    key = (slice(None),) * dim + (s,)
+    start, end, step = s.indices(x._data.shape[dim])
+    return _view(SliceBackward0, x, x._data[key], lambda a: a[key], dim=dim, start=start,
+                 end=end, step=step, self_sym_sizes=x._data.shape)
+
+
+def narrow(x, dim, start, length):
+    return _slice(x, dim % x.ndim, slice(start, start + length))
+
+
+def index_put(x, indices, values, accumulate=False):
+    """Out-of-place ``x[indices] = values`` for integer-array or mask keys."""
+    from ._rules import as_tensor_pair
+    x, values, dx, dv = as_tensor_pair(x, values)
+    out = dx.copy()
+    if accumulate:
+        backend.xp_of(out).add.at(out, indices, dv)
+    else:
+        out[indices] = dv
+    return record(IndexPutBackward0, out, (x, values), indices=indices)
+
+
+# ------------------------------------------------------------------ joining --
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    xp = backend.xp_of(tensors[0]._data)
+    dt = tensors[0]._data.dtype
+    for t_ in tensors[1:]:
+        dt = backend.promote(tensors[0]._data, t_._data) if t_._data.dtype != dt else dt
+    d = dim % builtins.max(tensors[0].ndim, 1)
+    out = xp.concatenate([t_._data.astype(dt, copy=False) for t_ in tensors], axis=d)
+    return record(CatBackward0, out, tensors, dim=d,
+                  sizes=tuple(t_._data.shape[d] for t_ in tensors))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    d = dim % (tensors[0].ndim + 1)
+    out = backend.xp_of(tensors[0]._data).stack([t_._data for t_ in tensors], axis=d)
+    return record(StackBackward0, out, tensors, dim=d)
+
+
+def column_stack(tensors):
+    cols = [reshape(t_, t_.numel(), 1) if t_.ndim <= 1 else t_ for t_ in tensors]
+    return cat(cols, 1)
+
+
+def hstack(tensors):
+    tensors = list(tensors)
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([reshape(t_, 1, -1) if t_.ndim == 1 else t_ for t_ in tensors], 0)
+
+
+def where(condition, a=None, b=None):
+    """Elementwise choice: a where condition holds, else b."""
+    if a is None and b is None:
+        return tuple(Tensor._make(i) for i in backend.xp_of(condition._data).nonzero(
+            condition._data))
+    from ._rules import as_tensor_pair
+    a, b, da, db = as_tensor_pair(a, b)
+    cond = condition._data if isinstance(condition, Tensor) else condition
+    out = backend.xp_of(da).where(cond, da, db)
+    return record(WhereBackward0, out, (a, b), condition=Tensor._make(cond))
+
+
+def masked_fill(x, mask, value):
+    """x with ``value`` where mask is True; the gradient passes where it is False."""
+    from ._rules import as_tensor_pair
+    x, v, dx, dv = as_tensor_pair(x, value)
+    m = mask._data if isinstance(mask, Tensor) else mask
+    out = backend.xp_of(dx).where(m, dv, dx)
+    return record(MaskedFillBackward0, out, (x, v) if isinstance(value, Tensor) else (x,),
+                  mask=Tensor._make(m))
+
+
+def unbind(x, dim=0):
+    return tuple(select(x, dim, i) for i in range(x._data.shape[dim]))
+
+
+def split(x, split_size, dim=0):
+    n = x._data.shape[dim]
+    sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
+             if isinstance(split_size, int) else list(split_size))
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, dim, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x, chunks, dim=0):
+    n = x._data.shape[dim]
+    return split(x, -(-n // chunks), dim)
+
+
+# Backward formulas: g is the gradient of the output; one formula per input.
+ViewBackward0 = rule("ViewBackward0", "self_sym_sizes", self="g.reshape(self_sym_sizes)")
+UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self_sym_sizes",
+                           self="g.reshape(self_sym_sizes)")
+AliasBackward0 = rule("AliasBackward0", "", self="g")
+TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="g.transpose(dim0, dim1)")
+TBackward0 = rule("TBackward0", "", self="g.t()")
+PermuteBackward0 = rule("PermuteBackward0", "dims", self="g.permute(inverse_permutation(dims))")
+SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes", self="g.reshape(self_sym_sizes)")
+SqueezeBackward1 = rule("SqueezeBackward1", "dim self_sym_sizes",
+                        self="g.reshape(self_sym_sizes)")
+UnsqueezeBackward0 = rule("UnsqueezeBackward0", "dim", self="g.squeeze(dim)")
+ExpandBackward0 = rule("ExpandBackward0", "self_sym_sizes", self="sum_to(g, self_sym_sizes)")
+CloneBackward0 = rule("CloneBackward0", "", self="g")
+RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
+                       self="repeat_backward(g, repeats, self_sym_sizes)")
+SelectBackward0 = rule("SelectBackward0", "dim index self_sym_sizes",
+                       self="embed(g, self_sym_sizes, select_key(dim, index))")
+SliceBackward0 = rule("SliceBackward0", "dim start end step self_sym_sizes",
+                      self="embed(g, self_sym_sizes, slice_key(dim, start, end, step))")
+IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
+                      self="embed(g, self_sym_sizes, indices, accumulate=True)")
+IndexPutBackward0 = rule("IndexPutBackward0", "indices",
+                         self="zero_at(g, indices)", values="g[indices]")
+CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
+MaskedFillBackward0 = rule("MaskedFillBackward0", "mask",
+                          self="where(mask, 0.0, g)", value="where(mask, g, 0.0).sum()")
+StackBackward0 = rule("StackBackward0", "dim", variadic="g.unbind(dim)")
+WhereBackward0 = rule("WhereBackward0", "condition",
+                      self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")
+
+
+def embed(g, sizes, key, accumulate=False):
+    """A zero tensor of shape ``sizes`` with ``g`` written (or added) at ``key``.
+
+    This is the backward of indexing: the elements that were picked receive the
+    gradient, the others receive zero.  Repeated integer indices add up."""
+    xp = backend.xp_of(g._data)
+    out = xp.zeros(sizes, dtype=g._data.dtype)
+    if accumulate:
+        xp.add.at(out, key, g._data)
+    else:
+        out[key] = g._data
+    return record(EmbedBackward0, out, (g,), key=key)
+
+
+EmbedBackward0 = rule("EmbedBackward0", "key", self="g[key]")

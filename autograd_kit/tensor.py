@@ -1,0 +1,325 @@
+"""Tensor: an array plus what autograd needs to know about it.
+
+* ``data``          the numbers (a numpy or cupy array), shared with views;
+* ``requires_grad`` whether gradients should flow back to this tensor;
+* ``grad_fn``       the node that made it (None for a *leaf*, made by the user);
+* ``grad``          for leaves, the sum of the gradients that reached it;
+* ``_version``      bumped by every in-place change, shared with views, so the
+                    engine can tell when a value it saved has since changed.
+
+Operations (``+``, ``exp``, ``sum``...) are attached by :mod:`autograd_kit.ops`;
+this module holds only the tensor's own state and bookkeeping.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+from . import backend, errors
+from .formatting import tensor_repr
+from .grad_mode import is_grad_enabled
+
+
+class Size(tuple):
+    """A shape, printed as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class VersionCounter:
+    """How many in-place changes a tensor's memory has seen (shared by views)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def type_description(data) -> str:
+    """``[torch.FloatTensor [2, 3]]`` as in PyTorch's version error message."""
+    dev = backend.device_of(data)
+    name = _TYPE_NAMES[backend.to_dtype(data.dtype).name]
+    prefix = "torch.cuda." if dev.type == "cuda" else "torch."
+    return f"[{prefix}{name} [{', '.join(str(s) for s in data.shape)}]]"
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = ("_data", "_rg", "grad_fn", "_grad", "_vc", "_base", "_acc", "_hooks",
+                 "__weakref__", "__dict__")
+    __array_priority__ = 1000  # numpy scalars defer to our operators
+    __array_ufunc__ = None
+
+    # -- construction -------------------------------------------------------
+    def __init__(self, *args, requires_grad: bool = False, dtype=None, device=None):
+        """Legacy constructor: ``Tensor([1, 2])`` (float) or ``Tensor(2, 3)`` (uninitialised)."""
+        dt = dtype or backend.get_default_dtype()
+        dev = backend.device(device or "cpu")
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = backend.make_array(args[0], dt, dev)
+        else:
+            data = backend.xp_for(dev).zeros(tuple(args), dtype=backend.np_dtype(dt))
+        self._init(data, False, None)
+        if requires_grad:
+            self.requires_grad = True
+
+    def _init(self, data, rg: bool, grad_fn) -> None:
+        self._data, self._rg, self.grad_fn = data, rg, grad_fn
+        self._grad = self._base = self._acc = self._hooks = None
+        self._vc = VersionCounter()
+
+    @staticmethod
+    def _make(data, rg: bool = False, grad_fn=None) -> "Tensor":
+        """The fast internal constructor used by every operation."""
+        if data.__class__ not in _ARRAY_TYPES:
+            data = backend.as_array(data)
+        t = _new(Tensor)
+        t._data, t._rg, t.grad_fn = data, rg, grad_fn
+        t._grad = t._base = t._acc = t._hooks = None
+        t._vc = VersionCounter()
+        return t
+
+    # -- autograd state -------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD)
+        if flag and not (self._data.dtype.kind in "fc"):
+            raise RuntimeError(errors.INT_REQUIRES_GRAD)
+        self._rg = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors made by the user (or that don't require grad)."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self.retains_grad:
+            warnings.warn(errors.NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None and tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        fn = self.grad_fn
+        return fn is not None and fn._retain is not None and fn._retain() is self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor too (normally only leaves get one)."""
+        if not self._rg:
+            raise RuntimeError(errors.RETAIN_GRAD_NO_GRAD)
+        if self.grad_fn is not None:
+            self.grad_fn._retain = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed.
+
+        The hook may return a new gradient to use instead. Returns a handle whose
+        ``remove()`` unregisters it."""
+        if not self._rg:
+            raise RuntimeError(errors.HOOK_NO_GRAD)
+        if self.grad_fn is not None:
+            return self.grad_fn._add_pre_hook(0, hook)
+        from .graph import RemovableHandle
+        if self._hooks is None:
+            self._hooks = {}
+        key = object()
+        self._hooks[key] = hook
+        return RemovableHandle(self._hooks, key)
+
+    def _accumulate(self, g: "Tensor") -> None:
+        """Add an incoming gradient into ``.grad`` (what AccumulateGrad does)."""
+        if is_grad_enabled():  # create_graph=True: keep the gradient's own graph
+            self._grad = g if self._grad is None else self._grad + g
+        elif self._grad is None:
+            self._grad = Tensor._make(g._data.copy())
+        elif self._grad._rg:
+            self._grad = Tensor._make(self._grad._data + g._data)
+        else:
+            self._grad._data += g._data
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor with respect to the graph's leaves."""
+        from .engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """The same memory and version counter, cut off from the graph."""
+        t = Tensor._make(self._data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None and self._base[0]._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn, self._rg = None, False
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        """The same memory with no graph and its *own* version counter:
+        changes made through ``.data`` are invisible to autograd."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    # -- shape, type, device ------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> backend.dtype:
+        return backend.to_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> backend.device:
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        return int(backend.xp_of(self._data).asarray(self._data).__array_interface__["data"][0]) \
+            if self.device.type == "cpu" else int(self._data.data.ptr)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # -- leaving the tensor world ---------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(errors.ONE_ELEMENT_ITEM.format(n=self._data.size))
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return backend.to_host(self._data).tolist()
+
+    def numpy(self, force: bool = False):
+        if self._rg and not force:
+            raise RuntimeError(errors.NUMPY_REQUIRES_GRAD)
+        if self.device.type != "cpu":
+            if not force:
+                raise TypeError(errors.NUMPY_ON_CUDA.format(dev=self.device))
+            return backend.to_host(self._data)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = backend.to_host(self._data)
+        return a if dtype is None else a.astype(dtype)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return repr(self).__format__(spec)
+
+    def __repr__(self) -> str:
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (backend.to_host(self._data), self._rg))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = type(self).__new__(type(self))
+        t._init(self._data.copy(), self._rg, None)
+        if self._grad is not None:
+            t._grad = Tensor._make(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+
+_new = object.__new__
+_ARRAY_TYPES = backend.ARRAY_TYPES
+
+
+def _rebuild(data, rg):
+    t = Tensor._make(data)
+    t._rg = rg
+    return t
