@@ -20,8 +20,8 @@ The algorithm, in three moves:
 """
 from __future__ import annotations
 
+import gc
 import heapq
-import itertools
 from dataclasses import dataclass, field
 
 from . import errors
@@ -48,15 +48,15 @@ def _root_grads(tensors, grad_tensors, create_graph):
     grads = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if t.grad_fn is None and not t._rg:
-            raise errors.NoGradFnError(i)
+            raise errors.NoGradFnError(i, t)
         if g is None:
             if t._data.size != 1:
-                raise errors.NonScalarBackwardError()
+                raise errors.NonScalarBackwardError(t)
             g = Tensor._make(_ones_like(t._data))
         elif not isinstance(g, Tensor):
             g = Tensor._make(_ones_like(t._data) * g)
         elif g._data.shape != t._data.shape:
-            raise errors.GradShapeError(i, Size(g._data.shape), Size(t._data.shape))
+            raise errors.GradShapeError(i, Size(g._data.shape), Size(t._data.shape), t)
         grads.append(g)
     return grads
 
@@ -158,13 +158,12 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     elif inputs is not None:
         targets = {edge(t)[0]: None for t in _as_tuple(inputs)}
     needed = _needed(roots, targets) if targets is not None else None
-    tie = itertools.count().__next__  # equal priorities run in arrival order
-    ready = [(-n._seq, tie(), n) for n in roots if deps.get(n, 0) == 0]
+    ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # sequence numbers are unique
     heapq.heapify(ready)
     index = 0
     with set_grad_enabled(create_graph):
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heapq.heappop(ready)[1]
             contributions = buffers.pop(node, None)
             run = contributions is not None and (needed is None or node in needed)
             grads_out, step = (), None
@@ -172,7 +171,10 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
                 g = contributions[0]
                 for extra in contributions[1:]:
                     g = g + extra
-                g, retained = _pre_hooks(node, g)
+                if node._pre_hooks is not None or node._retain is not None:
+                    g, retained = _pre_hooks(node, g)
+                else:
+                    retained = None
                 old = None
                 if _capture is not None and node in _capture:
                     _capture[node] = g
@@ -202,19 +204,37 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
                     buffers.setdefault(nxt, []).append(gi)
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, tie(), nxt))
+                    heapq.heappush(ready, (-nxt._seq, nxt))
             if step is not None:
                 yield step
                 index += 1
 
 
+class _gc_paused:
+    """Pause Python's cycle collector during one backward pass.
+
+    The graph holds no reference cycles, so nothing is lost; but a full
+    collection walks every live tensor and node, which on a big graph costs more
+    than the backward pass itself.  (A suspended ``backward_steps`` generator
+    never holds the collector paused.)"""
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
-    for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
-                            else grad_variables, retain_graph, create_graph, inputs,
-                            _detail=False):
-        pass
+    with _gc_paused():
+        for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
+                                else grad_variables, retain_graph, create_graph, inputs,
+                                _detail=False):
+            pass
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -231,9 +251,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         node = t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
         capture[node] = None
         keys.append(node)
-    for _ in backward_steps(outputs, grad_outputs, retain_graph, create_graph,
-                            _capture=capture, _detail=False):
-        pass
+    with _gc_paused():
+        for _ in backward_steps(outputs, grad_outputs, retain_graph, create_graph,
+                                _capture=capture, _detail=False):
+            pass
     result = []
     for t, node in zip(inputs_t, keys):
         g = capture[node]

@@ -7,16 +7,36 @@ versions) that the notebook explanations and widgets show.
 from __future__ import annotations
 
 
+_explainer = None
+
+
+def set_explainer(fn) -> None:
+    """Register ``fn(error) -> list of lines`` to render autograd errors in IPython
+    (``%autograd_explain on``); ``None`` restores IPython's usual traceback."""
+    global _explainer
+    _explainer = fn
+
+
 class AutogradError(RuntimeError):
     """Base class: a RuntimeError with PyTorch's message and structured details."""
 
     kind = "autograd"
+    tensor = None  # the tensor involved, when there is one (for pictures)
+
+    @property
+    def _render_traceback_(self):
+        # IPython calls ``err._render_traceback_()`` when the attribute exists; it
+        # only exists while an explainer is registered.
+        if _explainer is None:
+            raise AttributeError("_render_traceback_")
+        return lambda: _explainer(self)
 
 
 class NonScalarBackwardError(AutogradError):
     kind = "non_scalar"
 
-    def __init__(self) -> None:
+    def __init__(self, tensor=None) -> None:
+        self.tensor = tensor
         super().__init__("grad can be implicitly created only for scalar outputs")
 
 
@@ -63,7 +83,8 @@ class ModifiedSavedTensorError(AutogradError):
 class NoGradFnError(AutogradError):
     kind = "no_grad_fn"
 
-    def __init__(self, index: int = 0) -> None:
+    def __init__(self, index: int = 0, tensor=None) -> None:
+        self.tensor = tensor
         super().__init__(
             f"element {index} of tensors does not require grad and does not have a grad_fn")
 
@@ -71,7 +92,8 @@ class NoGradFnError(AutogradError):
 class GradShapeError(AutogradError):
     kind = "grad_shape"
 
-    def __init__(self, index: int, got, expected) -> None:
+    def __init__(self, index: int, got, expected, tensor=None) -> None:
+        self.tensor = tensor
         super().__init__(
             f"Mismatch in shape: grad_output[{index}] has a shape of {got} and "
             f"output[{index}] has a shape of {expected}.")

@@ -54,14 +54,22 @@ class FunctionNode(Node):
 
     __slots__ = ("fn_cls", "ctx", "_n_inputs")
 
-    def name(self) -> str:
-        return self.fn_cls.__name__ + "Backward"
-
     def apply(self, g):
         grads = self.fn_cls.backward(self.ctx, g)
         if not isinstance(grads, tuple):
             grads = (grads,)
         return tuple(grads[: self._n_inputs])
+
+
+_NODE_CLASSES: dict = {}
+
+
+def _node_class(fn_cls):
+    """One node class per Function, named as PyTorch names it: ``CubeBackward``."""
+    if fn_cls not in _NODE_CLASSES:
+        _NODE_CLASSES[fn_cls] = type(fn_cls.__name__ + "Backward", (FunctionNode,),
+                                     {"__slots__": ()})
+    return _NODE_CLASSES[fn_cls]
 
 
 class Function:
@@ -76,7 +84,7 @@ class Function:
             out = cls.forward(ctx, *args)
         if not (is_grad_enabled() and any(t._rg for t in tensors)):
             return out
-        node = FunctionNode([edge(a) if isinstance(a, Tensor) else (None, 0) for a in args])
+        node = _node_class(cls)([edge(a) if isinstance(a, Tensor) else (None, 0) for a in args])
         node.fn_cls, node.ctx, node._n_inputs = cls, ctx, len(args)
         ctx.node = node
         node._saved = {f"saved_{i}": (SavedTensor(t) if t is not None else None)

@@ -10,12 +10,16 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+class _GradState(threading.local):
+    enabled = True  # every thread starts with recording on
+
+
+_state = _GradState()
 
 
 def is_grad_enabled() -> bool:
     """True when new operations are recorded in the graph."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(mode: bool) -> None:

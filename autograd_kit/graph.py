@@ -25,6 +25,7 @@ import weakref
 from . import errors
 
 _next_seq = itertools.count().__next__
+_next_leaf_seq = itertools.count(2 ** 62).__next__  # AccumulateGrad: above every op node
 _STRIP = re.compile(r"Backward\d*$")
 
 
@@ -94,7 +95,7 @@ class Node:
         Returns the names that were released, for the step-by-step display."""
         released = []
         for key, value in self._saved.items():
-            if isinstance(value, SavedTensor) and not value.freed:
+            if value.__class__ is SavedTensor and not value.freed:
                 value.release()
                 released.append(key)
         return released
@@ -120,7 +121,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__(())
         self.variable = variable
-        self._seq = float("inf")  # runs as soon as it is ready, as in PyTorch
+        self._seq = _next_leaf_seq()  # runs as soon as it is ready, as in PyTorch
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -144,36 +145,39 @@ class SavedTensor:
     "modified by an inplace operation" error is raised instead.
     """
 
-    __slots__ = ("tensor", "data", "counter", "version", "is_output", "freed")
+    __slots__ = ("tensor", "data", "counter", "version", "freed")
 
     def __init__(self, tensor, is_output: bool = False):
-        self.counter = tensor._vc
-        self.version = tensor._vc.value
-        self.is_output = is_output
         self.freed = False
         if is_output:  # keep the data only: the node itself is this tensor's grad_fn
             self.tensor, self.data = None, tensor._data
-        else:
-            self.tensor, self.data = tensor, None
+            self.counter = tensor._vc
+            self.version = self.counter.value
+        else:  # keep the tensor; its version is read through it (0 until changed)
+            self.tensor, self.data, self.counter = tensor, None, None
+            self.version = tensor._version
+
+    def current_version(self) -> int:
+        return self.counter.value if self.tensor is None else self.tensor._version
 
     def unpack(self, node, name: str = "self"):
         if self.freed:
             raise errors.GraphFreedError(node)
+        t = self.tensor
+        if t is not None:
+            if t._vcounter is not None and t._vcounter.value != self.version:
+                from .tensor import type_description
+                raise errors.ModifiedSavedTensorError(
+                    node, name, type_description(t._data), _producer(t),
+                    t._vcounter.value, self.version)
+            return t
         if self.counter.value != self.version:
-            t = self.tensor
-            data = self.data if t is None else t._data
-            if self.is_output:
-                producer = _STRIP.sub("", type(node).__name__)
-            else:  # the tensor's grad_fn now (an in-place op may have replaced it)
-                producer = _producer(t)
             from .tensor import type_description
             raise errors.ModifiedSavedTensorError(
-                node, name, type_description(data), producer,
+                node, name, type_description(self.data), _STRIP.sub("", type(node).__name__),
                 self.counter.value, self.version)
-        if self.is_output:
-            from .tensor import Tensor
-            return Tensor._make(self.data, True, node)
-        return self.tensor
+        from .tensor import Tensor
+        return Tensor._make(self.data, True, node)
 
     def release(self) -> None:
         self.freed = True
@@ -184,6 +188,10 @@ class SavedTensor:
 
     def restore(self, state) -> None:
         self.freed, self.tensor, self.data = state
+
+    @property
+    def is_output(self) -> bool:
+        return self.counter is not None
 
 
 def _producer(t) -> str | None:

@@ -59,7 +59,7 @@ def type_description(data) -> str:
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("_data", "_rg", "grad_fn", "_grad", "_vc", "_base", "_acc", "_hooks",
+    __slots__ = ("_data", "_rg", "grad_fn", "_grad", "_vcounter", "_base", "_acc", "_hooks",
                  "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy scalars defer to our operators
     __array_ufunc__ = None
@@ -79,8 +79,7 @@ class Tensor:
 
     def _init(self, data, rg: bool, grad_fn) -> None:
         self._data, self._rg, self.grad_fn = data, rg, grad_fn
-        self._grad = self._base = self._acc = self._hooks = None
-        self._vc = VersionCounter()
+        self._grad = self._base = self._acc = self._hooks = self._vcounter = None
 
     @staticmethod
     def _make(data, rg: bool = False, grad_fn=None) -> "Tensor":
@@ -89,9 +88,20 @@ class Tensor:
             data = backend.as_array(data)
         t = _new(Tensor)
         t._data, t._rg, t.grad_fn = data, rg, grad_fn
-        t._grad = t._base = t._acc = t._hooks = None
-        t._vc = VersionCounter()
+        t._grad = t._base = t._acc = t._hooks = t._vcounter = None
         return t
+
+    @property
+    def _vc(self) -> VersionCounter:
+        """The version counter, made on first use (most tensors never need one)."""
+        vc = self._vcounter
+        if vc is None:
+            vc = self._vcounter = VersionCounter()
+        return vc
+
+    @_vc.setter
+    def _vc(self, counter: VersionCounter) -> None:
+        self._vcounter = counter
 
     # -- autograd state -------------------------------------------------------
     @property
@@ -195,7 +205,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc.value
+        vc = self._vcounter
+        return 0 if vc is None else vc.value
 
     # -- shape, type, device ------------------------------------------------
     @property

@@ -31,7 +31,7 @@ NODE_CLASSES: dict[str, type] = {}
 class OpNode(Node):
     """A node built from a rule: its formulas turn ``g`` into input gradients."""
 
-    __slots__ = ("_meta",)  # per input: (shape, dtype) the gradient must have
+    __slots__ = ("_meta",)  # flat: shape0, dtype0, shape1, dtype1... the gradients must have
     formulas: tuple = ()
     formula_text: dict = {}
     input_names: tuple = ()
@@ -41,13 +41,23 @@ class OpNode(Node):
         kw = {}
         for k, v in self._saved.items():
             kw[k] = v.unpack(self, k) if v.__class__ is SavedTensor else v
+        meta = self._meta
         if self.variadic is not None:
             raw = self.variadic(g, **kw)
-            return tuple(None if fn is None or gi is None else _fit(gi, *meta)
-                         for (fn, _), gi, meta in zip(self.next_functions, raw, self._meta))
+            return tuple(None if fn is None or gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
+                         for i, ((fn, _), gi) in enumerate(zip(self.next_functions, raw)))
         out = []
-        for (fn, _), formula, meta in zip(self.next_functions, self.formulas, self._meta):
-            out.append(None if fn is None else _fit(formula(g, **kw), *meta))
+        i = 0
+        for (fn, _), formula in zip(self.next_functions, self.formulas):
+            if fn is None:
+                out.append(None)
+            else:
+                gi = formula(g, **kw)
+                if gi.__class__ is not Tensor or gi._data.shape != meta[i] or \
+                        gi._data.dtype != meta[i + 1]:
+                    gi = _fit(gi, meta[i], meta[i + 1])
+                out.append(gi)
+            i += 2
         return tuple(out)
 
 
@@ -98,7 +108,7 @@ def record(cls, data, inputs, **saved):
     A node is made only when grad mode is on and some input requires grad; then
     the output is a non-leaf that requires grad, with ``grad_fn`` set to the node.
     """
-    if not getattr(_state, "enabled", True):
+    if not _state.enabled:
         return _make(data)
     for t in inputs:
         if t._rg:
@@ -110,18 +120,43 @@ def record(cls, data, inputs, **saved):
     node._seq = _next_seq()
     node._pre_hooks = node._post_hooks = node._retain = None
     node.metadata = {}
-    node._meta = tuple([(t._data.shape, t._data.dtype) for t in inputs])
+    meta = []
+    for t in inputs:
+        meta += (t._data.shape, t._data.dtype)
+    node._meta = tuple(meta)
     out = _make(data, True, node)
-    store = {}
-    for k, v in saved.items():
-        if v is RESULT:
-            store[k] = SavedTensor(out, is_output=True)
-        elif v.__class__ is Tensor or isinstance(v, Tensor):
-            store[k] = SavedTensor(v)
-        else:
-            store[k] = v
-    node._saved = store
+    for k, v in saved.items():  # the kwargs dict becomes the node's store
+        if v.__class__ is Tensor or isinstance(v, Tensor):
+            saved[k] = SavedTensor(v)
+        elif v is RESULT:
+            saved[k] = SavedTensor(out, is_output=True)
+    node._saved = saved
     return out
+
+
+def record_scalar(cls, data, a, **saved):
+    """``record`` for ``tensor op number``: the number is a constant input with
+    no edge (``(None, 0)`` in next_functions, as in PyTorch)."""
+    if not a._rg or not _state.enabled:
+        return _make(data)
+    node = _new(cls)
+    fn = a.grad_fn
+    node.next_functions = ((fn, 0) if fn is not None else edge(a), _NO_EDGE)
+    node._seq = _next_seq()
+    node._pre_hooks = node._post_hooks = node._retain = None
+    node.metadata = {}
+    node._meta = (a._data.shape, a._data.dtype, None, None)
+    out = _make(data, True, node)
+    for k, v in saved.items():
+        if v is a:
+            saved[k] = SavedTensor(v)
+        elif v is RESULT:
+            saved[k] = SavedTensor(out, is_output=True)
+    node._saved = saved
+    return out
+
+
+_NO_EDGE = (None, 0)
 
 
 from ..graph import _next_seq  # noqa: E402  (shared sequence numbers)

@@ -6,13 +6,27 @@ the output.  For ``z = x * y``: dz/dx = y, so x receives ``g * y``.
 """
 from __future__ import annotations
 
-from ._rules import RESULT, as_tensor_pair, check_broadcast, record, rule
+import operator
+
+from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_scalar, rule
+from ..grad_mode import _state
 from ..tensor import Tensor
+
+_NUMBERS = (int, float)
 
 
 def _binary(node, fn, a, b, names=(), **attrs):
     """Forward of a broadcasting binary op; ``names`` says under which names the two
     inputs are saved for backward (e.g. ``("self", "other")``)."""
+    if b.__class__ in _NUMBERS and a._data.dtype.kind == "f":
+        # fast path, ``float tensor op number``: numpy keeps the tensor's dtype, as
+        # PyTorch does, and the number is a constant input without an edge
+        out = fn(a._data, b)
+        if not (a._rg and _state.enabled):
+            return Tensor._make(out)
+        if names:
+            attrs[names[0]], attrs[names[1]] = a, b
+        return record_scalar(node, out, a, **attrs)
     a, b, da, db = as_tensor_pair(a, b)
     try:
         out = fn(da, db)
@@ -124,24 +138,8 @@ def addmm(bias, m1, m2):
                   mat1=m1, mat2=m2)
 
 
-def _add(x, y):
-    return x + y
-
-
-def _sub(x, y):
-    return x - y
-
-
-def _mul(x, y):
-    return x * y
-
-
-def _div(x, y):
-    return x / y
-
-
-def _pow(x, y):
-    return x ** y
+_add, _sub, _mul, _div, _pow = (operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.pow)
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
