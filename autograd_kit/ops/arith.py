@@ -112,8 +112,10 @@ def matmul(a, b):
         return record(DotBackward0, out, (a, b), self=a, other=b)
     if na == 2 and nb == 1:
         return record(MvBackward0, out, (a, b), self=a, vec=b)
-    if na == 1 and nb == 2:  # PyTorch: unsqueeze, mm, squeeze
-        return matmul(a.unsqueeze(0), b).squeeze(0)
+    if na == 1:  # PyTorch: treat the vector as a 1-row matrix, then drop that row
+        return matmul(a.unsqueeze(0), b).squeeze(-2)
+    if nb == 1 and na > 2:  # ... or as a 1-column matrix
+        return matmul(a, b.unsqueeze(-1)).squeeze(-1)
     if na == 2 and nb == 2:
         return record(MmBackward0, out, (a, b), self=a, mat2=b)
     return record(BmmBackward0, out, (a, b), self=a, mat2=b)

@@ -35,11 +35,8 @@ def where(cond, a, b):
 
 def log_or_zero(self, exponent):
     """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0."""
-    a = self._data
-    xp = backend.xp_of(a)
-    mask = (a == 0) & (exponent._data >= 0)
-    safe = xp.where(mask, 1, a)
-    return Tensor._make(safe).log()
+    mask = _const((self._data == 0) & (exponent._data >= 0))
+    return where(mask, 1.0, self).log()
 
 
 def inside(self, lo, hi):
@@ -94,6 +91,37 @@ def spread_to_extremes(g, self, result, dim, keepdim):
     mask = self._data == r
     share = mask / mask.sum(axis=dim, keepdims=True)
     return unsqueeze_dims(g, dim, keepdim) * _const(share.astype(self._data.dtype))
+
+
+def product_of_others(self, result, dims):
+    """d(x1 x2 ... xn)/dxi = the product of all the other x's.
+
+    That is result / xi when no x is zero (differentiable again); with zeros it
+    is computed directly, as exclusive products from both ends."""
+    a = self._data
+    xp = backend.xp_of(a)
+    if not (a == 0).any():
+        return result / self
+    axes = tuple(range(a.ndim)) if dims is None else dims
+    flat_axis = a.ndim if len(axes) > 1 or dims is None else axes[0]
+    if flat_axis == a.ndim:  # several axes: move them to the end and flatten them
+        rest = [i for i in range(a.ndim) if i not in axes]
+        moved = xp.transpose(a, rest + list(axes))
+        shaped = moved.reshape(moved.shape[:len(rest)] + (-1,))
+        others = _exclusive_products(shaped, -1, xp).reshape(moved.shape)
+        others = xp.transpose(others, xp.argsort(xp.asarray(rest + list(axes))).tolist())
+    else:
+        others = _exclusive_products(a, flat_axis, xp)
+    return _const(others)
+
+
+def _exclusive_products(a, axis, xp):
+    ones = xp.ones_like(xp.take(a, [0], axis=axis))
+    left = xp.cumprod(xp.concatenate([ones, a], axis=axis), axis=axis)
+    right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis=axis),
+                    axis)
+    n = a.shape[axis]
+    return (xp.take(left, range(n), axis=axis) * xp.take(right, range(1, n + 1), axis=axis))
 
 
 def count_of(t, dims):
@@ -155,6 +183,8 @@ def _install():
         "ties_half": ties_half, "spread_to_extremes": spread_to_extremes,
         "count_of": count_of, "select_key": select_key, "slice_key": slice_key,
         "zero_at": zero_at, "split_sizes": split_sizes, "repeat_backward": repeat_backward,
-        "inverse_permutation": inverse_permutation, "where": where, "embed": shape.embed,
+        "inverse_permutation": inverse_permutation, "where": where,
+        "product_of_others": product_of_others, "gather_view": shape.gather_view,
+        "scatter_view": shape.scatter_view, "embed": shape.embed,
         "sum_to": reduce.sum_to, "log": unary.log, "exp": unary.exp,
     })

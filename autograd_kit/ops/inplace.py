@@ -100,11 +100,13 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, g):
-        res = g._data.copy()
-        region = self.view_fn(res)           # a view into ``res``
-        grads = self.fn.apply(Tensor._make(region.copy()))
-        region[...] = grads[0]._data if grads[0] is not None else 0
-        return (Tensor._make(res),) + tuple(grads[1:])
+        from .shape import gather_view, scatter_view
+        inside = gather_view(g, self.view_fn)            # the gradient of the new view
+        grads = self.fn.apply(inside)                     # through the in-place op
+        base = g - scatter_view(inside, self.size, self.view_fn)  # outside the view: as is
+        if grads[0] is not None:                          # inside: the old view's share
+            base = base + scatter_view(grads[0], self.size, self.view_fn)
+        return (base,) + tuple(grads[1:])
 
     def release_saved(self):
         return self.fn.release_saved()
@@ -126,10 +128,8 @@ class AsStridedBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        xp = backend.xp_of(g._data)
-        out = xp.zeros(self._saved["size"], dtype=g._data.dtype)
-        self._saved["view_fn"](out)[...] = g._data
-        return (Tensor._make(out),)
+        from .shape import scatter_view
+        return (scatter_view(g, self._saved["size"], self._saved["view_fn"]),)
 
 
 # ------------------------------------------------------ the in-place ops ---
@@ -145,8 +145,12 @@ def copy(old, src):
 
 
 def fill(old, value):
-    value = value.item() if isinstance(value, Tensor) else value
-    return record(FillBackward0, backend.xp_of(old._data).full_like(old._data, value), (old,))
+    """Out-of-place ``fill_``: every element becomes ``value`` (a number or a 0-d
+    tensor, which then receives the sum of the gradient)."""
+    full = backend.xp_of(old._data).full_like
+    if isinstance(value, Tensor):
+        return record(FillBackward1, full(old._data, value.item()), (old, value))
+    return record(FillBackward0, full(old._data, value), (old,))
 
 
 def setitem(t, key, value):
@@ -167,6 +171,7 @@ def setitem(t, key, value):
 
 CopyBackwards = rule("CopyBackwards", "", self="zeros_like(g)", src="g")
 FillBackward0 = rule("FillBackward0", "", self="zeros_like(g)")
+FillBackward1 = rule("FillBackward1", "", self="zeros_like(g)", value="g.sum()")
 
 
 def make_inplace(fn):

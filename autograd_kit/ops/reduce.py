@@ -38,7 +38,7 @@ def _sum_dtype(a):
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's name
     a = x._data
     dt = backend.np_dtype(dtype) if dtype is not None else _sum_dtype(a)
-    if dim is None:
+    if dim is None and not keepdim:
         return record(SumBackward0, a.sum(dtype=dt), (x,), self_sym_sizes=a.shape)
     dims = normalize_dims(dim, a.ndim)
     out = a.sum(axis=dims, keepdims=keepdim, dtype=dt)
@@ -65,7 +65,7 @@ def mean(x, dim=None, keepdim=False, dtype=None):
     if a.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {x.dtype.name.capitalize()}")
-    if dim is None:
+    if dim is None and not keepdim:
         return record(MeanBackward0, a.mean(), (x,), self_sym_sizes=a.shape, numel=a.size)
     dims = normalize_dims(dim, a.ndim)
     count = 1
@@ -244,6 +244,8 @@ LogsumexpBackward0 = rule("LogsumexpBackward0", "self result dim keepdim",
 LinalgVectorNormBackward0 = rule(
     "LinalgVectorNormBackward0", "self result dim keepdim",
     self="self * unsqueeze_dims(g / result, dim, keepdim)")
-ProdBackward0 = rule("ProdBackward0", "self result", self="g * result / self")
+ProdBackward0 = rule("ProdBackward0", "self result",
+                     self="g * product_of_others(self, result, None)")
 ProdBackward1 = rule("ProdBackward1", "self result dim keepdim",
-                     self="unsqueeze_dims(g * result, dim, keepdim) / self")
+                     self="unsqueeze_dims(g, dim, keepdim)"
+                          " * product_of_others(self, unsqueeze_dims(result, dim, keepdim), dim)")

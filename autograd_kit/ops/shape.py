@@ -228,7 +228,7 @@ def index_put(x, indices, values, accumulate=False):
         backend.xp_of(out).add.at(out, indices, dv)
     else:
         out[indices] = dv
-    return record(IndexPutBackward0, out, (x, values), indices=indices)
+    return record(IndexPutBackward0, out, (x, values), indices=indices, accumulate=accumulate)
 
 
 # ------------------------------------------------------------------ joining --
@@ -332,8 +332,8 @@ SliceBackward0 = rule("SliceBackward0", "dim start end step self_sym_sizes",
                       self="embed(g, self_sym_sizes, slice_key(dim, start, end, step))")
 IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
                       self="embed(g, self_sym_sizes, indices, accumulate=True)")
-IndexPutBackward0 = rule("IndexPutBackward0", "indices",
-                         self="zero_at(g, indices)", values="g[indices]")
+IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
+                         self="g if accumulate else zero_at(g, indices)", values="g[indices]")
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
 MaskedFillBackward0 = rule("MaskedFillBackward0", "mask",
                           self="where(mask, 0.0, g)", value="where(mask, g, 0.0).sum()")
@@ -357,3 +357,21 @@ def embed(g, sizes, key, accumulate=False):
 
 
 EmbedBackward0 = rule("EmbedBackward0", "key", self="g[key]")
+
+
+def gather_view(g, view_fn):
+    """The part of ``g`` that a view (described by ``view_fn``) looks at, as a copy."""
+    return record(GatherViewBackward0, view_fn(g._data).copy(), (g,), view_fn=view_fn,
+                  size=g._data.shape)
+
+
+def scatter_view(src, size, view_fn):
+    """A zero tensor of shape ``size`` with ``src`` written where the view looks."""
+    out = backend.xp_of(src._data).zeros(size, dtype=src._data.dtype)
+    view_fn(out)[...] = src._data
+    return record(ScatterViewBackward0, out, (src,), view_fn=view_fn)
+
+
+GatherViewBackward0 = rule("GatherViewBackward0", "view_fn size",
+                           self="scatter_view(g, size, view_fn)")
+ScatterViewBackward0 = rule("ScatterViewBackward0", "view_fn", self="gather_view(g, view_fn)")
