@@ -111,7 +111,7 @@ class device:
             raise RuntimeError(
                 "Expected one of cpu, cuda device type at start of device string: " + str(type_or_str))
         self.type = text
-        self.index = (index or 0) if text == "cuda" else None
+        self.index = index if text == "cuda" else None  # device('cuda') has no index
 
     def __repr__(self) -> str:
         if self.index is None:
@@ -167,6 +167,12 @@ def device_of(a) -> device:
     if a.__class__ is np.ndarray or _cupy is None or not isinstance(a, _cupy.ndarray):
         return CPU
     return device("cuda", a.device.id)
+
+
+def same_place(dev: device, a) -> builtins.bool:
+    """Is array ``a`` already on ``dev``? (``cuda`` without an index means the current GPU.)"""
+    here = device_of(a)
+    return here.type == dev.type and (dev.index is None or dev.index == here.index)
 
 
 def move(a, dev: device):

@@ -119,11 +119,7 @@ def _pre_hooks(node, g):
     if node._retain is not None:
         t = node._retain()
         if t is not None:
-            if t._grad is None:
-                t._grad = g if g._rg else Tensor._make(g._data.copy())
-            else:
-                t._grad = t._grad + g
-            retained = (t, t._grad)
+            retained = _store_grad(t, g)
     if hooks:
         for hook in list(hooks.get(-1, ())):
             new = hook((g,))
@@ -156,58 +152,98 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     if _capture is not None:
         targets = _capture
     elif inputs is not None:
-        targets = {edge(t)[0]: None for t in _as_tuple(inputs)}
+        targets = {edge(t)[0]: t for t in _as_tuple(inputs)}
     needed = _needed(roots, targets) if targets is not None else None
     ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # sequence numbers are unique
     heapq.heapify(ready)
     index = 0
+    try:
+        yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
+                        _capture, _detail, targets if inputs is not None else None)
+    except errors.AutogradError as err:
+        if err.root is None:
+            err.root = tensors  # so an explanation can draw the whole graph
+        raise
+
+
+def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _detail,
+         targets=None):
+    """The loop of ``backward_steps``: process ready nodes until none is left."""
+    index = 0
+    pop, push = heapq.heappop, heapq.heappush
     with set_grad_enabled(create_graph):
         while ready:
-            node = heapq.heappop(ready)[1]
+            node = pop(ready)[1]
             contributions = buffers.pop(node, None)
-            run = contributions is not None and (needed is None or node in needed)
-            grads_out, step = (), None
-            if run:
-                g = contributions[0]
-                for extra in contributions[1:]:
-                    g = g + extra
-                if node._pre_hooks is not None or node._retain is not None:
-                    g, retained = _pre_hooks(node, g)
-                else:
-                    retained = None
-                old = None
-                if _capture is not None and node in _capture:
-                    _capture[node] = g
-                    stop = node.__class__ is AccumulateGrad
-                else:
-                    stop = False
-                    if _detail and node.__class__ is AccumulateGrad:
-                        v = node.variable
-                        old = None if v._grad is None else Tensor._make(v._grad._data.copy())
-                if not stop:
-                    grads_out = node.apply(g)
-                    if node._post_hooks:
-                        for hook in list(node._post_hooks):
-                            hook(grads_out, (g,))
-                released = [] if retain_graph else node.release_saved()
-                if _detail:
-                    step = Step(index, node, g, contributions, grads_out, released=released)
-                    if node.__class__ is AccumulateGrad and not stop:
-                        step.leaves.append((node.variable, old, node.variable._grad))
-                    if retained is not None:
-                        step.retained.append(retained)
-            for i, (nxt, _) in enumerate(node.next_functions):
+            nf = node.next_functions
+            if contributions is None or (needed is not None and node not in needed):
+                grads_out, step = (None,) * len(nf), None  # no gradient reaches it
+            else:
+                grads_out, step = _process(node, contributions, needed, retain_graph,
+                                           _capture, _detail, targets, index)
+            for (nxt, _), gi in zip(nf, grads_out):
                 if nxt is None:
                     continue
-                gi = grads_out[i] if i < len(grads_out) else None
                 if gi is not None:
-                    buffers.setdefault(nxt, []).append(gi)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, nxt))
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buffers[nxt] = [gi]
+                    else:
+                        buf.append(gi)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    push(ready, (-nxt._seq, nxt))
             if step is not None:
                 yield step
                 index += 1
+
+
+def _process(node, contributions, needed, retain_graph, capture, detail, targets, index):
+    """One node: sum what arrived, run hooks, apply the chain rule, free buffers."""
+    g = contributions[0]
+    for extra in contributions[1:]:
+        g = g + extra
+    retained = None
+    if node._pre_hooks is not None or node._retain is not None:
+        g, retained = _pre_hooks(node, g)
+    is_leaf_node = node.__class__ is AccumulateGrad
+    old = None
+    if capture is not None and node in capture:  # autograd.grad: hand it back instead
+        if is_leaf_node:
+            g = node.run_hooks(g)
+        capture[node] = g
+        grads_out = () if is_leaf_node else node.apply(g, needed)
+    else:
+        if targets is not None and node in targets and not is_leaf_node:
+            retained = _store_grad(targets[node], g)  # backward(inputs=[non-leaf])
+        if detail and is_leaf_node:
+            v = node.variable
+            old = None if v._grad is None else Tensor._make(v._grad._data.copy())
+        grads_out = node.apply(g, needed) if needed is not None else node.apply(g)
+    if node._post_hooks:
+        for hook in list(node._post_hooks):
+            new = hook(grads_out, (g,))
+            if new is not None:
+                grads_out = tuple(new)
+    released = [] if retain_graph else node.release_saved()
+    step = None
+    if detail:
+        step = Step(index, node, g, contributions, grads_out, released=released)
+        if is_leaf_node and not (capture is not None and node in capture):
+            step.leaves.append((node.variable, old, node.variable._grad))
+        if retained is not None:
+            step.retained.append(retained)
+    return grads_out, step
+
+
+def _store_grad(t, g):
+    """Accumulate ``g`` into a non-leaf tensor's ``.grad`` (retain_grad, inputs=)."""
+    if t._grad is None:
+        t._grad = g if g._rg else Tensor._make(g._data.copy())
+    else:
+        t._grad = t._grad + g
+    return (t, t._grad)
 
 
 class _gc_paused:
@@ -256,13 +292,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                 _capture=capture, _detail=False):
             pass
     result = []
-    for t, node in zip(inputs_t, keys):
+    for i, (t, node) in enumerate(zip(inputs_t, keys)):
         g = capture[node]
         if g is None:
             if materialize_grads:
                 g = Tensor._make(_ones_like(t._data) * 0)
             elif not allow_unused:
-                raise RuntimeError(errors.UNUSED_INPUT)
+                raise RuntimeError(errors.UNUSED_INPUT.format(index=i))
         elif not create_graph and g._rg:
             g = g.detach()
         result.append(g)

@@ -22,6 +22,7 @@ class AutogradError(RuntimeError):
 
     kind = "autograd"
     tensor = None  # the tensor involved, when there is one (for pictures)
+    root = None    # the tensors backward started from, when raised during backward
 
     @property
     def _render_traceback_(self):
@@ -103,15 +104,22 @@ class DeviceMismatchError(AutogradError):
     kind = "device"
 
     def __init__(self, a, b) -> None:
+        first, second = (a, b) if str(a) != "cpu" else (b, a)  # PyTorch names the GPU first
         super().__init__("Expected all tensors to be on the same device, but found at "
-                         f"least two devices, {a} and {b}!")
+                         f"least two devices, {first} and {second}!")
 
 
 NON_LEAF_REQUIRES_GRAD = (
     "you can only change requires_grad flags of leaf variables. If you want to use a "
     "computed variable in a subgraph that doesn't require differentiation use "
     "var_no_grad = var.detach().")
+NON_LEAF_REQUIRES_GRAD_SHORT = "you can only change requires_grad flags of leaf variables."
+# PyTorch words the integer case three ways, depending on how it was asked:
 INT_REQUIRES_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
+INT_REQUIRES_GRAD_ATTR = "only Tensors of floating point and complex dtype can require gradients"
+INT_REQUIRES_GRAD_METHOD = "only Tensors of floating point dtype can require gradients"
+GRAD_SIZE = ("attempting to assign a gradient of size '{got}' to a tensor of size '{want}'. "
+             "Please ensure that the gradient and the tensor are the same size")
 NUMPY_REQUIRES_GRAD = ("Can't call numpy() on Tensor that requires grad. "
                        "Use tensor.detach().numpy() instead.")
 NUMPY_ON_CUDA = ("can't convert {dev} device type tensor to numpy. Use Tensor.cpu() to copy "
@@ -125,7 +133,12 @@ NON_LEAF_GRAD_WARNING = (
 RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
 ONE_ELEMENT_ITEM = "a Tensor with {n} elements cannot be converted to Scalar"
-UNUSED_INPUT = ("One of the differentiated Tensors appears to not have been used in the "
-                "graph. Set allow_unused=True if this is the desired behavior.")
+UNUSED_INPUT = ("The differentiated Tensor at index {index} appears to not have been used "
+                "in the graph. Set allow_unused=True if this is the desired behavior.")
+EXPAND_SIZE = ("The expanded size of the tensor ({target}) must match the existing size "
+               "({existing}) at non-singleton dimension {dim}.  Target sizes: {tsizes}.  "
+               "Tensor sizes: {sizes}")
+INDEX_PUT_SHAPE = ("shape mismatch: value tensor of shape {value} cannot be broadcast to "
+                   "indexing result of shape {result}")
 INPLACE_CAST = "result type {src} can't be cast to the desired output type {dst}"
 INPLACE_SHAPE = "output with shape {out} doesn't match the broadcast shape {bshape}"

@@ -25,9 +25,7 @@ class _Formatter:
                 self.max_width = max(self.max_width, len(_plain(v)))
             return
         finite = [v for v in values if isinstance(v, float) and math.isfinite(v) and v != 0]
-        if not finite:
-            for v in values:  # only zeros, infs and nans: plain short forms
-                self.max_width = max(self.max_width, len(self.format_bare(v)))
+        if not finite:  # only zeros, infs and nans: PyTorch keeps the width at 1
             return
         absv = [abs(v) for v in finite]
         lo, hi = min(absv), max(absv)

@@ -52,13 +52,14 @@ class FunctionCtx:
 class FunctionNode(Node):
     """The node a custom Function puts in the graph."""
 
-    __slots__ = ("fn_cls", "ctx", "_n_inputs")
+    __slots__ = ("fn_cls", "ctx", "_tensor_positions")
 
-    def apply(self, g):
+    def apply(self, g, needed=None):
         grads = self.fn_cls.backward(self.ctx, g)
         if not isinstance(grads, tuple):
             grads = (grads,)
-        return tuple(grads[: self._n_inputs])
+        # backward returns one entry per forward argument; keep the tensors' ones
+        return tuple(grads[i] if i < len(grads) else None for i in self._tensor_positions)
 
 
 _NODE_CLASSES: dict = {}
@@ -84,8 +85,9 @@ class Function:
             out = cls.forward(ctx, *args)
         if not (is_grad_enabled() and any(t._rg for t in tensors)):
             return out
-        node = _node_class(cls)([edge(a) if isinstance(a, Tensor) else (None, 0) for a in args])
-        node.fn_cls, node.ctx, node._n_inputs = cls, ctx, len(args)
+        node = _node_class(cls)([edge(t) for t in tensors])  # tensors only, as in PyTorch
+        node.fn_cls, node.ctx = cls, ctx
+        node._tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx.node = node
         node._saved = {f"saved_{i}": (SavedTensor(t) if t is not None else None)
                        for i, t in enumerate(ctx._to_save)}

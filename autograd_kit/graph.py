@@ -85,8 +85,11 @@ class Node:
         return RemovableHandle(hooks, fn)
 
     # -- what the engine calls ---------------------------------------------
-    def apply(self, grad):
-        """Gradients for each entry of ``next_functions`` (None where not needed)."""
+    def apply(self, grad, needed=None):
+        """Gradients for each entry of ``next_functions`` (None where not needed).
+
+        ``needed``, when given, is the set of nodes that must receive a gradient;
+        edges to other nodes may be skipped (``autograd.grad`` prunes this way)."""
         raise NotImplementedError
 
     def release_saved(self) -> list[str]:
@@ -126,13 +129,16 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
-    def apply(self, grad):
-        var = self.variable
-        for hook in (var._hooks or {}).values():
+    def run_hooks(self, grad):
+        """The leaf's own hooks (``x.register_hook``), which may replace the gradient."""
+        for hook in list((self.variable._hooks or {}).values()):
             new = hook(grad)
             if new is not None:
                 grad = new
-        var._accumulate(grad)
+        return grad
+
+    def apply(self, grad, needed=None):
+        self.variable._accumulate(self.run_hooks(grad))
         return ()
 
 
@@ -167,16 +173,20 @@ class SavedTensor:
         if t is not None:
             if t._vcounter is not None and t._vcounter.value != self.version:
                 from .tensor import type_description
-                raise errors.ModifiedSavedTensorError(
+                err = errors.ModifiedSavedTensorError(
                     node, name, type_description(t._data), _producer(t),
                     t._vcounter.value, self.version)
+                err.tensor = t
+                raise err
             return t
+        from .tensor import Tensor
         if self.counter.value != self.version:
             from .tensor import type_description
-            raise errors.ModifiedSavedTensorError(
+            err = errors.ModifiedSavedTensorError(
                 node, name, type_description(self.data), _STRIP.sub("", type(node).__name__),
                 self.counter.value, self.version)
-        from .tensor import Tensor
+            err.tensor = Tensor._make(self.data)  # the (changed) values, for pictures
+            raise err
         return Tensor._make(self.data, True, node)
 
     def release(self) -> None:
@@ -197,9 +207,40 @@ class SavedTensor:
 def _producer(t) -> str | None:
     """The op that made ``t``, as PyTorch names it in the version error."""
     fn = t.grad_fn
-    if fn is None and t._base is not None and t._base[0].grad_fn is not None:
-        return "AsStrided"  # a view whose base was changed in place
     return _STRIP.sub("", type(fn).__name__) if fn is not None else None
+
+
+class AsStridedBackward0(Node):
+    """The grad_fn of a view whose base was changed in place: the view is now a
+    window onto the (new) base, so its gradient is placed into a zero tensor of
+    the base's shape, at the view's position."""
+
+    __slots__ = ()
+
+    def __init__(self, base_edge, view_fn, size):
+        super().__init__((base_edge,))
+        self._saved = {"view_fn": view_fn, "size": size}
+
+    def apply(self, g, needed=None):
+        from .ops.shape import scatter_view
+        return (scatter_view(g, self._saved["size"], self._saved["view_fn"]),)
+
+
+def refresh_view(view) -> None:
+    """Bring a view's ``grad_fn`` up to date after its base changed in place.
+
+    A view records its base's version when its history was last set; if the
+    shared version counter has moved since, the base was modified (through
+    itself or another view), so the view's old history is stale: it becomes
+    ``AsStridedBackward0`` of the base's current history."""
+    base, view_fn, version = view._base
+    current = view._version
+    if current == version:
+        return
+    if base.grad_fn is not None or base._rg:
+        view._grad_fn = AsStridedBackward0(edge(base), view_fn, base._data.shape)
+        view._rg = True
+    view._base = (base, view_fn, current)
 
 
 class RemovableHandle:
@@ -236,7 +277,9 @@ def grad_accumulator(tensor) -> AccumulateGrad:
 
 def edge(tensor):
     """The ``(node, input_nr)`` pair through which a gradient reaches ``tensor``."""
-    fn = tensor.grad_fn
+    if tensor._base is not None:
+        refresh_view(tensor)
+    fn = tensor._grad_fn
     if fn is not None:
         return (fn, 0)
     if tensor.requires_grad:

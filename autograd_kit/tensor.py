@@ -59,7 +59,7 @@ def type_description(data) -> str:
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("_data", "_rg", "grad_fn", "_grad", "_vcounter", "_base", "_acc", "_hooks",
+    __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vcounter", "_base", "_acc", "_hooks",
                  "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy scalars defer to our operators
     __array_ufunc__ = None
@@ -78,7 +78,7 @@ class Tensor:
             self.requires_grad = True
 
     def _init(self, data, rg: bool, grad_fn) -> None:
-        self._data, self._rg, self.grad_fn = data, rg, grad_fn
+        self._data, self._rg, self._grad_fn = data, rg, grad_fn
         self._grad = self._base = self._acc = self._hooks = self._vcounter = None
 
     @staticmethod
@@ -87,7 +87,7 @@ class Tensor:
         if data.__class__ not in _ARRAY_TYPES:
             data = backend.as_array(data)
         t = _new(Tensor)
-        t._data, t._rg, t.grad_fn = data, rg, grad_fn
+        t._data, t._rg, t._grad_fn = data, rg, grad_fn
         t._grad = t._base = t._acc = t._hooks = t._vcounter = None
         return t
 
@@ -105,19 +105,46 @@ class Tensor:
 
     # -- autograd state -------------------------------------------------------
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf).
+
+        A view whose base was changed in place since the view was made gets a
+        fresh node, ``AsStridedBackward0``: it is now a window onto the new base."""
+        if self._base is not None:
+            from .graph import refresh_view
+            refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+
+    @property
     def requires_grad(self) -> bool:
+        if self._base is not None:
+            from .graph import refresh_view
+            refresh_view(self)
         return self._rg
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if self.grad_fn is not None:
-            raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD)
+            raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD_SHORT if flag
+                               else errors.NON_LEAF_REQUIRES_GRAD)
         if flag and not (self._data.dtype.kind in "fc"):
-            raise RuntimeError(errors.INT_REQUIRES_GRAD)
+            raise RuntimeError(errors.INT_REQUIRES_GRAD_ATTR)
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        self.requires_grad = requires_grad
+        """Set ``requires_grad`` in place (on a non-leaf, only ``True`` is allowed: it
+        already requires grad)."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD)
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(errors.INT_REQUIRES_GRAD_METHOD)
+        self._rg = bool(requires_grad)
         return self
 
     @property
@@ -127,14 +154,15 @@ class Tensor:
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self.retains_grad:
+        if self._grad is None and self.grad_fn is not None and not self.retains_grad:
             warnings.warn(errors.NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value) -> None:
         if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise RuntimeError("assigned grad has data of a different size")
+            raise RuntimeError(errors.GRAD_SIZE.format(got=list(value.shape),
+                                                       want=list(self.shape)))
         self._grad = value
 
     @property
@@ -190,7 +218,7 @@ class Tensor:
     def detach_(self) -> "Tensor":
         if self._base is not None and self._base[0]._rg:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn, self._rg = None, False
+        self._grad_fn, self._rg = None, False
         return self
 
     @property

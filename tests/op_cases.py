@@ -203,11 +203,13 @@ CASES: dict[str, list[Case]] = {
         C("copy_-same-shape", normal((3, 4), (3, 4)), lambda a, v: cloned(a).copy_(v)),
         C("copy_-broadcast", normal((3, 4), (4,)), lambda a, v: cloned(a).copy_(v * 2)),
     ],
-    "FillBackward0": [
+    "FillBackward2": [
         C("fill_", normal((3, 4)), lambda a: (cloned(a) * 2).fill_(1.5)),
+    ],
+    "ZeroBackward0": [
         C("zero_", normal((2, 3)), lambda a: cloned(a).zero_()),
     ],
-    "FillBackward1": [
+    "FillBackward3": [
         # fill_ with a 0-d tensor: the value receives the sum of the gradient
         C("fill_-tensor", normal((3, 4), ()), lambda a, v: (cloned(a) * 2).fill_(v)),
     ],

@@ -104,7 +104,7 @@ METHODS = {
     "sin_": _ip(unary.sin), "cos_": _ip(unary.cos),
     "copy_": lambda self, src: inplace.inplace(self, inplace.copy, src),
     "fill_": lambda self, value: inplace.inplace(self, inplace.fill, value),
-    "zero_": lambda self: inplace.inplace(self, inplace.fill, 0),
+    "zero_": lambda self: inplace.inplace(self, inplace.zero),
     "masked_fill_": lambda self, mask, value: inplace.inplace(
         self, lambda old: shape.masked_fill(old, mask, value)),
     "__iadd__": _ip(arith.add), "__isub__": _ip(arith.sub), "__imul__": _ip(arith.mul),

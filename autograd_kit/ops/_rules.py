@@ -19,7 +19,7 @@ formula.
 from __future__ import annotations
 
 from .. import backend, errors
-from ..graph import Node, SavedTensor, edge
+from ..graph import Node, SavedTensor, edge, refresh_view
 from ..grad_mode import _state
 from ..tensor import Tensor
 
@@ -37,20 +37,21 @@ class OpNode(Node):
     input_names: tuple = ()
     variadic = None
 
-    def apply(self, g):
+    def apply(self, g, needed=None):
         kw = {}
         for k, v in self._saved.items():
             kw[k] = v.unpack(self, k) if v.__class__ is SavedTensor else v
         meta = self._meta
         if self.variadic is not None:
             raw = self.variadic(g, **kw)
-            return tuple(None if fn is None or gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
+            return tuple(None if fn is None or gi is None or (needed is not None and fn not in needed)
+                         else _fit(gi, meta[2 * i], meta[2 * i + 1])
                          for i, ((fn, _), gi) in enumerate(zip(self.next_functions, raw)))
         out = []
         i = 0
         for (fn, _), formula in zip(self.next_functions, self.formulas):
-            if fn is None:
-                out.append(None)
+            if fn is None or (needed is not None and fn not in needed):
+                out.append(None)  # no edge, or a gradient nobody asked for
             else:
                 gi = formula(g, **kw)
                 if gi.__class__ is not Tensor or gi._data.shape != meta[i] or \
@@ -111,6 +112,8 @@ def record(cls, data, inputs, **saved):
     if not _state.enabled:
         return _make(data)
     for t in inputs:
+        if t._base is not None:
+            refresh_view(t)  # a view of a base changed in place may now require grad
         if t._rg:
             break
     else:
@@ -137,10 +140,12 @@ def record(cls, data, inputs, **saved):
 def record_scalar(cls, data, a, **saved):
     """``record`` for ``tensor op number``: the number is a constant input with
     no edge (``(None, 0)`` in next_functions, as in PyTorch)."""
+    if a._base is not None:
+        refresh_view(a)
     if not a._rg or not _state.enabled:
         return _make(data)
     node = _new(cls)
-    fn = a.grad_fn
+    fn = a._grad_fn
     node.next_functions = ((fn, 0) if fn is not None else edge(a), _NO_EDGE)
     node._seq = _next_seq()
     node._pre_hooks = node._post_hooks = node._retain = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_scalar, rule
+from .. import backend
 from ..grad_mode import _state
 from ..tensor import Tensor
 
@@ -65,6 +66,14 @@ def mul(a, b):
 
 
 def div(a, b):
+    """a / b; integers divide to the default float type (float32), as in PyTorch."""
+    if isinstance(a, Tensor) and a._data.dtype.kind in "biu" and (
+            not isinstance(b, Tensor) or b._data.dtype.kind in "biu") and \
+            not isinstance(b, float):
+        a = a.to(backend.get_default_dtype())
+    elif isinstance(b, Tensor) and b._data.dtype.kind in "biu" and \
+            not isinstance(a, (Tensor, float)):
+        b = b.to(backend.get_default_dtype())
     return _binary(DivBackward0, _div, a, b, ("self", "other"))
 
 

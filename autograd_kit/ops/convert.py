@@ -26,7 +26,7 @@ def to(x, *args, **kwargs):
     """``to(device)``, ``to(dtype)``, ``to(other_tensor)`` or ``to(device, dtype)``."""
     dev, dt = _parse(args, kwargs)
     a = x._data
-    same_dev = dev is None or dev == backend.device_of(a)
+    same_dev = dev is None or backend.same_place(dev, a)
     same_dt = dt is None or backend.np_dtype(dt) == a.dtype
     if same_dev and same_dt and not kwargs.get("copy", False):
         return x

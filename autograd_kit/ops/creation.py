@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 
-from .. import backend
+from .. import backend, errors
 from ..tensor import Tensor
 
 _rng = backend.random.default_rng(0)
@@ -28,7 +28,9 @@ seed = manual_seed
 def _finish(data, requires_grad: bool) -> Tensor:
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad = True  # checks the dtype, with PyTorch's message
+        if data.dtype.kind not in "fc":
+            raise RuntimeError(errors.INT_REQUIRES_GRAD)
+        t._rg = True
     return t
 
 

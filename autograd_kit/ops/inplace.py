@@ -19,10 +19,10 @@ An in-place op overwrites memory other parts of the graph may depend on, so:
 from __future__ import annotations
 
 from .. import backend, errors
-from ..graph import Node, edge
+from ..graph import AsStridedBackward0, Node, edge
 from ..grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
-from ._rules import as_tensor_pair, record, rule
+from ._rules import as_tensor_pair, check_broadcast, record, rule
 
 
 def _check(t) -> None:
@@ -31,7 +31,7 @@ def _check(t) -> None:
     if t._rg and t.grad_fn is None:
         raise errors.LeafInplaceError(t)
     base = t._base
-    if base is not None and base[0]._rg and base[0].grad_fn is None:
+    if base is not None and base[0]._rg and base[0]._grad_fn is None:
         raise errors.LeafInplaceError(t, view=True)
 
 
@@ -69,18 +69,18 @@ def _castable(src, dst) -> bool:
 
 
 def _cap(np_dt) -> str:
-    return {"f": "Float", "i": "Long", "b": "Bool", "c": "ComplexFloat", "u": "Byte"}[
-        np_dt.kind] if np_dt.itemsize != 8 or np_dt.kind != "f" else "Double"
+    """PyTorch's scalar-type name: Float, Double, Long, Int, Bool..."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[str(np_dt)]
 
 
 def _rebase_view(view, fn_node) -> None:
-    base, view_fn = view._base
+    base, view_fn, _ = view._base
     cs = CopySlices(edge(base), view_fn, fn_node, base._data.shape)
-    base.grad_fn, base._rg = cs, True
-    alias = AsStridedBackward0.__new__(AsStridedBackward0)
-    Node.__init__(alias, ((cs, 0),))
-    alias._saved = {"view_fn": view_fn, "size": base._data.shape}
-    view.grad_fn, view._rg = alias, True
+    base._grad_fn, base._rg = cs, True
+    view._grad_fn, view._rg = AsStridedBackward0((cs, 0), view_fn, base._data.shape), True
+    view._base = (base, view_fn, view._version)
 
 
 class CopySlices(Node):
@@ -99,7 +99,7 @@ class CopySlices(Node):
     def name(self) -> str:
         return "torch::autograd::CopySlices"
 
-    def apply(self, g):
+    def apply(self, g, needed=None):
         from .shape import gather_view, scatter_view
         inside = gather_view(g, self.view_fn)            # the gradient of the new view
         grads = self.fn.apply(inside)                     # through the in-place op
@@ -121,27 +121,38 @@ class CopySlices(Node):
         return self.fn.saved_names()
 
 
-class AsStridedBackward0(Node):
-    """The grad_fn a view gets after an in-place change: it is now a window onto
-    its (rebased) base, so its gradient is placed into a zero base-shaped tensor."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        from .shape import scatter_view
-        return (scatter_view(g, self._saved["size"], self._saved["view_fn"]),)
-
-
 # ------------------------------------------------------ the in-place ops ---
-def copy(old, src):
-    """Out-of-place ``copy_``: src broadcast to old's shape and cast to its dtype."""
+def copy(old, src, *, into_view=False):
+    """Out-of-place ``copy_``: src broadcast to old's shape and cast to its dtype.
+
+    Leading dimensions of size 1 in ``src`` are dropped first (``s[1] = t`` with
+    ``t`` of shape [1] works, as in PyTorch)."""
     if not isinstance(src, Tensor):
         src = Tensor._make(backend.scalar_array(src, old._data))
     xp = backend.xp_of(old._data)
     data = src._data if backend.device_of(src._data) == backend.device_of(old._data) else \
         backend.move(src._data, backend.device_of(old._data))
-    out = xp.broadcast_to(data, old._data.shape).astype(old._data.dtype, copy=True)
+    while data.ndim > old._data.ndim and data.shape[0] == 1:
+        data = data[0]
+    try:
+        out = xp.broadcast_to(data, old._data.shape).astype(old._data.dtype, copy=True)
+    except ValueError:
+        _copy_shape_error(old._data.shape, data.shape, into_view)
     return record(CopyBackwards, out, (old, src))
+
+
+def _copy_shape_error(target, shape, into_view):
+    if not into_view:
+        check_broadcast(Tensor._make(backend.np.empty(target)),
+                        Tensor._make(backend.np.empty(shape)))
+    lead = len(target) - len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+        t, s = (target[lead + i] if lead + i >= 0 else None), shape[i]
+        if s != 1 and s != t:
+            raise RuntimeError(errors.EXPAND_SIZE.format(
+                target=t, existing=s, dim=i, tsizes=list(target), sizes=list(shape)))
+    raise RuntimeError(errors.EXPAND_SIZE.format(target=target, existing=shape, dim=0,
+                                                 tsizes=list(target), sizes=list(shape)))
 
 
 def fill(old, value):
@@ -149,8 +160,15 @@ def fill(old, value):
     tensor, which then receives the sum of the gradient)."""
     full = backend.xp_of(old._data).full_like
     if isinstance(value, Tensor):
-        return record(FillBackward1, full(old._data, value.item()), (old, value))
-    return record(FillBackward0, full(old._data, value), (old,))
+        if value.ndim != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return record(FillBackward3, full(old._data, value.item()), (old, value))
+    return record(FillBackward2, full(old._data, value), (old,))
+
+
+def zero(old):
+    return record(ZeroBackward0, backend.xp_of(old._data).zeros_like(old._data), (old,))
 
 
 def setitem(t, key, value):
@@ -159,19 +177,23 @@ def setitem(t, key, value):
     from .shape import _as_index, _is_basic, getitem, index_put
     k = key if isinstance(key, tuple) else (key,)
     k = tuple(_as_index(i) for i in k)
+    write = fill if isinstance(value, Tensor) and value.ndim == 0 else (
+        lambda old, v: copy(old, v, into_view=True))
+    if all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in k):
+        # the whole tensor: written directly, no view
+        return inplace(t, write, value)
     if all(_is_basic(i) for i in k):
-        view = getitem(t, k)
-        if view is t or view._base is None:
-            return inplace(t, copy, value)
-        inplace(view, copy, value)
+        inplace(getitem(t, k), write, value)
         return t
     _check(t)
     return inplace(t, lambda old, v: index_put(old, k, v), value)
 
 
 CopyBackwards = rule("CopyBackwards", "", self="zeros_like(g)", src="g")
-FillBackward0 = rule("FillBackward0", "", self="zeros_like(g)")
-FillBackward1 = rule("FillBackward1", "", self="zeros_like(g)", value="g.sum()")
+CopyBackwards.name = lambda self: "torch::autograd::CopyBackwards"  # PyTorch's spelling
+FillBackward2 = rule("FillBackward2", "", self="zeros_like(g)")
+FillBackward3 = rule("FillBackward3", "", self="zeros_like(g)", value="g.sum()")
+ZeroBackward0 = rule("ZeroBackward0", "", self="zeros_like(g)")
 
 
 def make_inplace(fn):

@@ -53,6 +53,8 @@ def sum_to(g, shape):
     their sum."""
     a = g._data
     lead = a.ndim - len(shape)
+    if lead < 0:  # the input had extra leading 1s (``s[1] = t`` with t of shape [1])
+        return g.reshape(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
     if axes:

@@ -24,10 +24,10 @@ def _view(node, x, out, view_fn, **saved):
     if backend.xp_of(out).may_share_memory(out, x._data):
         t._vc = x._vc
         if x._base is None:
-            t._base = (x, view_fn)
+            t._base = (x, view_fn, t._vc.value)
         else:
-            root, prev = x._base
-            t._base = (root, lambda a, prev=prev, fn=view_fn: fn(prev(a)))
+            root, prev, _ = x._base
+            t._base = (root, lambda a, prev=prev, fn=view_fn: fn(prev(a)), t._vc.value)
     return t
 
 
@@ -224,10 +224,15 @@ def index_put(x, indices, values, accumulate=False):
     from ._rules import as_tensor_pair
     x, values, dx, dv = as_tensor_pair(x, values)
     out = dx.copy()
-    if accumulate:
-        backend.xp_of(out).add.at(out, indices, dv)
-    else:
-        out[indices] = dv
+    try:
+        if accumulate:
+            backend.xp_of(out).add.at(out, indices, dv)
+        else:
+            out[indices] = dv
+    except ValueError:
+        from .. import errors
+        raise RuntimeError(errors.INDEX_PUT_SHAPE.format(
+            value=list(dv.shape), result=list(dx[indices].shape))) from None
     return record(IndexPutBackward0, out, (x, values), indices=indices, accumulate=accumulate)
 
 
