@@ -62,6 +62,9 @@ class Node:
                 return value.unpack(self, key) if isinstance(value, SavedTensor) else value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {"_saved_" + k for k in self._saved})
+
     def saved_names(self) -> list[str]:
         """Names of the values kept for backward (``self``, ``other``, ``result``...)."""
         return list(self._saved)

@@ -655,15 +655,16 @@ def test_intermediates_freed_by_reference_counting(device):
         x = torch.tensor([1., 2.], requires_grad=True, device=device)
         h = x.exp()
         tensor_ref, node_ref = weakref.ref(h), weakref.ref(h.grad_fn)
-        out = (h * 2).sum()
+        w = torch.tensor([2., 3.], requires_grad=True, device=device)
+        out = (h * w).sum()                      # w needs h: the multiplication saves it
         del h
-        assert tensor_ref() is not None          # saved by the multiplication
+        assert tensor_ref() is not None          # kept alive as a saved tensor
         out.backward()
         assert tensor_ref() is None              # released with the saved tensors
         assert node_ref() is not None            # still part of out's graph
         del out
         assert node_ref() is None
-        assert x.grad.tolist() == pytest.approx([2 * np.e, 2 * np.e ** 2])
+        assert x.grad.tolist() == pytest.approx([2 * np.e, 3 * np.e ** 2])
     finally:
         gc.enable()
 

@@ -18,6 +18,8 @@ formula.
 """
 from __future__ import annotations
 
+import re
+
 from .. import backend, errors
 from ..graph import Node, SavedTensor, edge, refresh_view
 from ..grad_mode import _state
@@ -26,6 +28,7 @@ from ..tensor import Tensor
 _make = Tensor._make
 RESULT = object()  # ``record(..., result=RESULT)`` saves the op's own output
 NODE_CLASSES: dict[str, type] = {}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 class OpNode(Node):
@@ -36,6 +39,18 @@ class OpNode(Node):
     formula_text: dict = {}
     input_names: tuple = ()
     variadic = None
+    uses: tuple = ()      # per input: the saved names its formula reads
+    _keep: dict = {}      # which inputs need a gradient -> the saved names to keep
+
+    @classmethod
+    def keep_for(cls, mask) -> frozenset:
+        """The saved names the needed formulas read (PyTorch saves nothing else)."""
+        keep = cls._keep.get(mask)
+        if keep is None:
+            keep = frozenset().union(*(u for u, m in zip(cls.uses, mask) if m)) \
+                if cls.variadic is None else frozenset(cls.saves_all)
+            cls._keep[mask] = keep
+        return keep
 
     def apply(self, g, needed=None):
         kw = {}
@@ -86,14 +101,19 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     ``cat`` and ``stack``, which take any number of tensors).
     """
     from . import formula_env
-    params = ", ".join(["g"] + saves.split())
+    names = saves.split()
+    params = ", ".join(["g"] + names)
     compile_ = lambda text: eval(f"lambda {params}: {text}", formula_env.ENV)  # noqa: E731
+    words = lambda text: set(_IDENTIFIER.findall(text)) & set(names)  # noqa: E731
     attrs = {
         "__slots__": (),
         "formulas": tuple(compile_(text) for text in formulas.values()),
         "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
         "input_names": tuple(formulas),
         "variadic": staticmethod(compile_(variadic)) if variadic else None,
+        "uses": tuple(frozenset(words(text)) for text in formulas.values()),
+        "saves_all": tuple(names),
+        "_keep": {},
     }
     cls = type(name, (OpNode,), attrs)
     NODE_CLASSES[name] = cls
@@ -128,11 +148,15 @@ def record(cls, data, inputs, **saved):
         meta += (t._data.shape, t._data.dtype)
     node._meta = tuple(meta)
     out = _make(data, True, node)
+    keep = cls.keep_for(tuple([fn is not None for fn, _ in node.next_functions]))
     for k, v in saved.items():  # the kwargs dict becomes the node's store
-        if v.__class__ is Tensor or isinstance(v, Tensor):
-            saved[k] = SavedTensor(v)
-        elif v is RESULT:
-            saved[k] = SavedTensor(out, is_output=True)
+        if v.__class__ is Tensor or isinstance(v, Tensor) or v is RESULT:
+            if k not in keep:
+                saved[k] = None  # no needed gradient reads it: not kept (as in PyTorch)
+            elif v is RESULT:
+                saved[k] = SavedTensor(out, is_output=True)
+            else:
+                saved[k] = SavedTensor(v)
     node._saved = saved
     return out
 
@@ -152,13 +176,20 @@ def record_scalar(cls, data, a, **saved):
     node.metadata = {}
     node._meta = (a._data.shape, a._data.dtype, None, None)
     out = _make(data, True, node)
+    keep = cls.keep_for(_FIRST_ONLY)
     for k, v in saved.items():
-        if v is a:
-            saved[k] = SavedTensor(v)
-        elif v is RESULT:
-            saved[k] = SavedTensor(out, is_output=True)
+        if v is a or v is RESULT:
+            if k not in keep:
+                saved[k] = None
+            elif v is RESULT:
+                saved[k] = SavedTensor(out, is_output=True)
+            else:
+                saved[k] = SavedTensor(v)
     node._saved = saved
     return out
+
+
+_FIRST_ONLY = (True, False)
 
 
 _NO_EDGE = (None, 0)
