@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import gc
 import heapq
+import warnings
 from dataclasses import dataclass, field
 
 from . import errors
 from .graph import AccumulateGrad, edge, grad_accumulator
-from .grad_mode import set_grad_enabled
+from .grad_mode import _set as set_grad_mode
+from .grad_mode import is_grad_enabled
 from .tensor import Size, Tensor
 
 
@@ -168,10 +170,15 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
 
 def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _detail,
          targets=None):
-    """The loop of ``backward_steps``: process ready nodes until none is left."""
+    """The loop of ``backward_steps``: process ready nodes until none is left.
+
+    Formulas run with grad mode = ``create_graph``; while the generator is
+    paused at a ``yield`` the caller's own grad mode is back in force."""
     index = 0
     pop, push = heapq.heappop, heapq.heappush
-    with set_grad_enabled(create_graph):
+    caller_mode = is_grad_enabled()
+    set_grad_mode(create_graph)
+    try:
         while ready:
             node = pop(ready)[1]
             contributions = buffers.pop(node, None)
@@ -195,8 +202,13 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 if left == 0:
                     push(ready, (-nxt._seq, nxt))
             if step is not None:
+                set_grad_mode(caller_mode)
                 yield step
+                caller_mode = is_grad_enabled()
+                set_grad_mode(create_graph)
                 index += 1
+    finally:
+        set_grad_mode(caller_mode)
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index):
@@ -266,6 +278,8 @@ class _gc_paused:
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
+    if create_graph:
+        warnings.warn(errors.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     with _gc_paused():
         for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
                                 else grad_variables, retain_graph, create_graph, inputs,
@@ -310,7 +324,7 @@ class GraphSnapshot:
     captured so a replaying viewer can put it back exactly."""
 
     def __init__(self, roots) -> None:
-        roots = [edge(t)[0] for t in _as_tuple(roots)]
+        roots = [n for n in (edge(t)[0] for t in _as_tuple(roots)) if n is not None]
         nodes = set(roots) | set(count_dependencies(roots))
         nodes.discard(None)
         self.grads, self.saved, self.retained = [], [], []

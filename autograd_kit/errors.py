@@ -133,6 +133,16 @@ NON_LEAF_GRAD_WARNING = (
 RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
 ONE_ELEMENT_ITEM = "a Tensor with {n} elements cannot be converted to Scalar"
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak.")
+GRADCHECK_NOT_DOUBLE = (
+    "Input #{index} requires gradient and is not a double precision floating point or "
+    "complex. This check will likely fail if all the inputs are not of double precision "
+    "floating point or complex. ")
 UNUSED_INPUT = ("The differentiated Tensor at index {index} appears to not have been used "
                 "in the graph. Set allow_unused=True if this is the desired behavior.")
 EXPAND_SIZE = ("The expanded size of the tensor ({target}) must match the existing size "

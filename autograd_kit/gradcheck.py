@@ -10,7 +10,10 @@ test that a backward formula is right.  Use float64: float32 has too few digits.
 """
 from __future__ import annotations
 
+import warnings
+
 from . import backend
+from .errors import GRADCHECK_NOT_DOUBLE
 from .tensor import Tensor
 
 
@@ -78,6 +81,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     On a mismatch, raises (or, with ``raise_exception=False``, prints) a report
     naming the input and output, with both Jacobians side by side."""
     inputs = _as_tuple(inputs)
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad and t.dtype not in (
+                backend.float64, backend.complex128):
+            warnings.warn(GRADCHECK_NOT_DOUBLE.format(index=i), UserWarning, stacklevel=2)
     num = numerical_jacobian(fn, inputs, eps)
     ana = analytical_jacobian(fn, inputs)
     for i, (n_row, a_row) in enumerate(zip(num, ana)):

@@ -186,7 +186,7 @@ class SavedTensor:
         if self.counter.value != self.version:
             from .tensor import type_description
             err = errors.ModifiedSavedTensorError(
-                node, name, type_description(self.data), _STRIP.sub("", type(node).__name__),
+                node, name, type_description(self.data), _STRIP.sub("", node.name()),
                 self.counter.value, self.version)
             err.tensor = Tensor._make(self.data)  # the (changed) values, for pictures
             raise err
@@ -210,7 +210,7 @@ class SavedTensor:
 def _producer(t) -> str | None:
     """The op that made ``t``, as PyTorch names it in the version error."""
     fn = t.grad_fn
-    return _STRIP.sub("", type(fn).__name__) if fn is not None else None
+    return _STRIP.sub("", fn.name()) if fn is not None else None
 
 
 class AsStridedBackward0(Node):

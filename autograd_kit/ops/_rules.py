@@ -212,8 +212,14 @@ def as_tensor_pair(a, b):
     if da.dtype != db.dtype:
         dt = backend.promote(da, db)
         da, db = da.astype(dt, copy=False), db.astype(dt, copy=False)
-    if da.__class__ is not db.__class__ and not backend.same_device(da, db):
-        raise errors.DeviceMismatchError(b.device, a.device)
+    if da.__class__ is not db.__class__:  # a CPU and a GPU array
+        if not backend.same_device(da, db):
+            raise errors.DeviceMismatchError(a.device, b.device)
+        # a 0-d CPU tensor may meet a GPU tensor (as in PyTorch): it is copied over
+        if da.ndim == 0 and backend.device_of(da).type == "cpu":
+            da = backend.move(da, backend.device_of(db))
+        else:
+            db = backend.move(db, backend.device_of(da))
     return a, b, da, db
 
 

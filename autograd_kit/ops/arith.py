@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 
 from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_scalar, rule
-from .. import backend
+from .. import backend, errors
 from ..grad_mode import _state
 from ..tensor import Tensor
 
@@ -144,9 +144,26 @@ def mm(a, b):
 
 def addmm(bias, m1, m2):
     """bias + m1 @ m2 in one node, as ``nn.Linear`` does in PyTorch (AddmmBackward0)."""
-    bias, m1 = (bias if isinstance(bias, Tensor) else Tensor._make(bias)), m1
+    if not isinstance(bias, Tensor):
+        bias = Tensor._make(backend.scalar_array(bias, m1._data))
+    for t in (m1, m2):
+        if not backend.same_device(bias._data, t._data):
+            raise errors.DeviceMismatchError(bias.device, t.device)
+    for a, b in ((bias, m2), (m1, m2)):
+        if a._data.dtype != b._data.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                               f"{_type_name(a)} and {_type_name(b)}")
+    if m1.ndim != 2 or m2.ndim != 2 or m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, m1.shape))} and "
+                           f"{'x'.join(map(str, m2.shape))})")
     return record(AddmmBackward0, bias._data + m1._data @ m2._data, (bias, m1, m2),
                   mat1=m1, mat2=m2)
+
+
+def _type_name(t) -> str:
+    from .inplace import _cap
+    return _cap(t._data.dtype)
 
 
 _add, _sub, _mul, _div, _pow = (operator.add, operator.sub, operator.mul, operator.truediv,
