@@ -1,0 +1,140 @@
+"""How tensors and ``grad_fn`` nodes show themselves in a notebook.
+
+``%load_ext autograd_kit`` registers these with IPython's display formatters
+(unloading takes them away again):
+
+* a ``grad_fn`` node, such as ``y.grad_fn``, shows as a picture of the graph
+  below it; its text is ``<MulBackward0>`` (PyTorch's repr carries a memory
+  address, which changes every run and breaks stored notebook outputs);
+* a tensor keeps PyTorch's text.  ``%autograd_display card`` adds a small HTML
+  card (value, shape, dtype, leaf / requires_grad / grad_fn, grad) and
+  ``%autograd_display text`` removes it.  The text stays in every output, so
+  stored notebooks compare the same either way.
+
+Variable names come from the notebook's namespace; everything written into
+HTML is escaped.
+"""
+from __future__ import annotations
+
+import html
+
+from ..graph import Node
+from ..tensor import Tensor
+
+MODES = ("text", "card")
+NODE_PICTURE_MAX = 40  # boxes shown for a node's picture before long chains fold
+
+_state = {"mode": "text", "shell": None, "saved": {}}
+
+
+def name_of(obj, namespace) -> str | None:
+    """The first public name bound to ``obj`` (by identity) in ``namespace``."""
+    for name, value in (namespace or {}).items():
+        if value is obj and isinstance(name, str) and not name.startswith("_"):
+            return name
+    return None
+
+
+def _namespace():
+    shell = _state["shell"]
+    return shell.user_ns if shell is not None else {}
+
+
+# -- grad_fn nodes ------------------------------------------------------------
+def node_text(node, p, cycle) -> None:
+    """Pretty-printer for nodes: ``<MulBackward0>``."""
+    p.text(f"<{node.name().rsplit('::', 1)[-1]}>")
+
+
+def node_svg(node) -> str | None:
+    """The picture of the graph below ``node``, or None if it can't be drawn
+    (the text is then shown alone)."""
+    from ..viz import make_dot
+    try:
+        return make_dot(node, names=_namespace(), max_nodes=NODE_PICTURE_MAX).svg()
+    except Exception:  # a display hook must never make a cell fail
+        return None
+
+
+# -- tensors ---------------------------------------------------------------------
+def _grad_text(t) -> str:
+    if t.grad_fn is not None and not t.retains_grad:
+        return "None (not a leaf: call retain_grad() to keep it)"
+    return repr(t._grad) if t._grad is not None else "None"
+
+
+def card_rows(t) -> list[tuple[str, str]]:
+    """The facts shown in a tensor's card, as ``(label, text)`` pairs."""
+    fn = t.grad_fn
+    return [("shape", repr(t.shape)), ("dtype", repr(t.dtype)), ("device", str(t.device)),
+            ("is_leaf", str(t.is_leaf)), ("requires_grad", str(t.requires_grad)),
+            ("grad_fn", f"<{fn.name()}>" if fn is not None else "None"),
+            ("grad", _grad_text(t))]
+
+
+def tensor_card(t) -> str:
+    """A compact HTML card for tensor ``t`` (every piece of text escaped)."""
+    esc = html.escape
+    name = name_of(t, _namespace())
+    title = f"<b>{esc(name)}</b> " if name else ""
+    rows = "".join(f"<tr><td style='text-align:left;opacity:.7;padding:0 8px 0 0'>{esc(k)}"
+                   f"</td><td style='text-align:left'><code>{esc(v)}</code></td></tr>"
+                   for k, v in card_rows(t))
+    value = esc(repr(t.detach()))
+    return ("<div class='autograd-kit-card' style='display:inline-block;border:1px solid "
+            "rgba(128,128,128,.5);border-radius:4px;padding:4px 8px;font-size:12px'>"
+            f"<div>{title}<span style='opacity:.7'>tensor</span></div>"
+            f"<pre style='margin:4px 0'>{value}</pre>"
+            f"<table style='border-collapse:collapse'>{rows}</table></div>")
+
+
+# -- registering ------------------------------------------------------------------
+def _register(shell, mime: str, cls, func) -> None:
+    """Register ``func`` and remember what it replaced, to put it back later."""
+    old = shell.display_formatter.formatters[mime].for_type(cls, func)
+    _state["saved"].setdefault((mime, cls), old)
+
+
+def _unregister(shell, mime: str, cls) -> None:
+    if (mime, cls) not in _state["saved"]:
+        return  # not ours: leave it alone
+    formatter = shell.display_formatter.formatters[mime]
+    old = _state["saved"].pop((mime, cls))
+    if old is not None:
+        formatter.for_type(cls, old)
+    else:
+        formatter.pop(cls, None)
+
+
+def set_mode(mode: str) -> None:
+    """``"card"``: tensors also show as an HTML card; ``"text"``: text only."""
+    if mode not in MODES:
+        raise ValueError(f"display mode must be one of {MODES}, not {mode!r}")
+    shell = _state["shell"]
+    _state["mode"] = mode
+    if shell is None:
+        return
+    if mode == "card":
+        _register(shell, "text/html", Tensor, tensor_card)
+    else:
+        _unregister(shell, "text/html", Tensor)
+
+
+def get_mode() -> str:
+    return _state["mode"]
+
+
+def install(shell) -> None:
+    """Register the node picture, and the tensor card if its mode is on."""
+    _state["shell"] = shell
+    _register(shell, "text/plain", Node, node_text)
+    _register(shell, "image/svg+xml", Node, node_svg)
+    set_mode(_state["mode"])
+
+
+def uninstall(shell) -> None:
+    """Remove every formatter that :func:`install` and :func:`set_mode` added."""
+    for mime, cls in list(_state["saved"]):
+        _unregister(shell, mime, cls)
+    _state["shell"] = None
+    _state["mode"] = "text"

@@ -1,0 +1,180 @@
+"""The magics of ``%load_ext autograd_kit``.
+
+Each magic is thin: read the line, evaluate the expression in the notebook's
+namespace, call the library, display the result.  ``%magic?`` shows the usage.
+A bad option or a bad expression gives a one-line ``UsageError`` (the cell
+stops there, without a traceback).
+
+===============================  ==============================================
+``%autograd_graph EXPR [opts]``  draw the graph of an expression
+``%%autograd_graph [opts]``      run the cell, then draw the graph it built
+``%autograd_step EXPR``          step through backward() with a widget
+``%autograd_explain on|off``     autograd errors explain themselves
+``%autograd_display card|text``  tensors shown as HTML cards, or as text
+===============================  ==============================================
+"""
+from __future__ import annotations
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+
+from . import display as display_hooks
+from . import explain
+from .parsing import evaluate, parse, run_cell_body
+
+
+def _drawable(value) -> bool:
+    """A tensor, a grad_fn node, or a non-empty tuple/list of them."""
+    from ..viz import access
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(_drawable(v) for v in value)
+    if isinstance(value, type):  # the class Tensor has grad_fn, shape... too
+        return False
+    return access.is_tensor(value) or access.is_node(value)
+
+
+def _new_graph_tensors(before: dict, namespace: dict) -> list:
+    """Tensors with a grad_fn bound to a public name that is new or rebound."""
+    from ..tensor import Tensor
+    return [v for k, v in namespace.items()
+            if isinstance(k, str) and not k.startswith("_") and isinstance(v, Tensor)
+            and v.grad_fn is not None and before.get(k, None) is not v]
+
+
+@magics_class
+class AutogradMagics(Magics):
+    """Magics that draw autograd graphs, step through backward() and explain errors."""
+
+    @magic_arguments()
+    @argument("expression", nargs="*",
+              help="a tensor (or grad_fn, or tuple of tensors) to draw, e.g. loss")
+    @argument("--values", action="store_true", help="show the numbers in tensor boxes")
+    @argument("--grads", action="store_true", help="show .grad in tensor boxes")
+    @argument("--saved", action="store_true", help="draw the tensors saved for backward")
+    @argument("--attrs", action="store_true", help="list each op's saved non-tensor values")
+    @argument("--theme", choices=["light", "dark", "print"], default="light",
+              help="colours of the picture (default: light)")
+    @argument("--view", choices=["backward", "forward"], default="backward",
+              help="backward: grad_fn nodes, as torchviz; forward: tensors and ops")
+    @argument("--max-nodes", type=int, default=None, metavar="N",
+              help="fold long chains so that about N boxes remain")
+    @line_cell_magic
+    def autograd_graph(self, line: str, cell: str | None = None):
+        """Draw the autograd graph of an expression.
+
+        Line magic: ``%autograd_graph loss --values`` draws the graph that
+        produced ``loss``.  Boxes of tensors bound to a variable carry its name.
+
+        Cell magic: ``%%autograd_graph [--options]`` runs the cell, then draws
+        what it built: the value of the last line if it is a tensor, else
+        every tensor with a grad_fn that the cell bound to a name.  An
+        expression on the ``%%`` line is drawn instead (``%%autograd_graph loss``).
+
+        Options go after the expression (or before it)."""
+        args = parse(self.autograd_graph, line, "autograd_graph")
+        if args.max_nodes is not None and args.max_nodes < 1:
+            raise UsageError("autograd_graph: --max-nodes must be at least 1")
+        if cell is not None:
+            root = self._run_and_collect(cell, args.expression)
+            if root is None:
+                print("autograd_graph: the cell built no graph (no tensor with a grad_fn)")
+                return
+        elif not args.expression:
+            raise UsageError("autograd_graph: give an expression, e.g. %autograd_graph loss")
+        else:
+            root = evaluate(self.shell, args.expression, "autograd_graph")
+        if not _drawable(root):
+            raise UsageError(f"autograd_graph: expected a tensor or grad_fn, but "
+                             f"{args.expression} is of type {type(root).__name__}")
+        from ..viz import make_dot
+        display(make_dot(root, show_attrs=args.attrs, show_saved=args.saved,
+                         show_values=args.values, show_grads=args.grads,
+                         names=self.shell.user_ns, view=args.view,
+                         max_nodes=args.max_nodes, theme=args.theme))
+
+    def _run_and_collect(self, cell: str, expression: str):
+        """Run the cell; return what to draw (see ``autograd_graph``), or None."""
+        before = dict(self.shell.user_ns)
+        value = run_cell_body(self.shell, cell)
+        if expression:
+            return evaluate(self.shell, expression, "autograd_graph")
+        if _drawable(value):
+            return value
+        found = _new_graph_tensors(before, self.shell.user_ns)
+        return (found[0] if len(found) == 1 else found) or None
+
+    @magic_arguments()
+    @argument("expression", nargs="*", help="the tensor to call backward() on, e.g. loss")
+    @argument("--gradient", nargs="+", metavar="EXPR",
+              help="the gradient to start from (for a non-scalar output)")
+    @argument("--retain-graph", action="store_true",
+              help="keep the saved tensors, so backward() can run again afterwards")
+    @line_magic
+    def autograd_step(self, line: str):
+        """Step through ``backward()`` one node at a time, with a widget.
+
+        ``%autograd_step loss`` shows the graph of ``loss`` and buttons to run
+        the backward pass node by node: the gradient arriving at each node, the
+        gradients it sends on, the leaves' ``.grad`` filling up.
+        ``--gradient EXPR`` starts from a given gradient (needed when the output
+        is not a single number); ``--retain-graph`` keeps the graph usable."""
+        args = parse(self.autograd_step, line, "autograd_step")
+        if not args.expression:
+            raise UsageError("autograd_step: give an expression, e.g. %autograd_step loss")
+        root = evaluate(self.shell, args.expression, "autograd_step")
+        from ..viz import access
+        if isinstance(root, type) or not access.is_tensor(root):
+            raise UsageError(f"autograd_step: expected a tensor, but {args.expression} "
+                             f"is of type {type(root).__name__}")
+        gradient = None
+        if args.gradient:
+            gradient = evaluate(self.shell, " ".join(args.gradient), "autograd_step")
+        try:
+            from ..widgets import BackwardStepper
+        except ImportError as err:
+            raise UsageError("autograd_step: the step-by-step widget is not available "
+                             f"({err}); it needs ipywidgets 8") from None
+        display(BackwardStepper(root, gradient=gradient, retain_graph=args.retain_graph,
+                                names=self.shell.user_ns))
+
+    @magic_arguments()
+    @argument("state", nargs="?", choices=["on", "off"],
+              help="on: autograd errors explain themselves; off: plain tracebacks")
+    @line_magic
+    def autograd_explain(self, line: str):
+        """Make autograd errors explain themselves: ``%autograd_explain on``.
+
+        An autograd error (a leaf changed in place, a saved tensor changed in
+        place, a graph used twice, backward() on a non-scalar or on a tensor
+        without grad_fn) then shows a few plain sentences -- what went wrong,
+        why, how to fix it -- above its usual traceback, and after the cell a
+        picture of the graph with the culprit outlined in red.  The error is
+        still raised: the cell fails as before.  Without an argument, says
+        whether it is on."""
+        args = parse(self.autograd_explain, line, "autograd_explain", expression=False)
+        if args.state is None:
+            print(f"autograd_explain is {'on' if explain.is_on() else 'off'}")
+        elif args.state == "on":
+            explain.enable(self.shell)
+        else:
+            explain.disable(self.shell)
+
+    @magic_arguments()
+    @argument("mode", nargs="?", choices=list(display_hooks.MODES),
+              help="card: tensors also show as an HTML card; text: PyTorch's text only")
+    @line_magic
+    def autograd_display(self, line: str):
+        """Choose how tensors display: ``%autograd_display card`` or ``text``.
+
+        ``card`` adds a small HTML card to every displayed tensor: its value,
+        shape, dtype, device, whether it is a leaf, requires_grad, grad_fn and
+        grad.  The text is still there (stored notebooks compare the same).
+        ``text`` (the default) shows PyTorch's text only.  Without an
+        argument, says which mode is on."""
+        args = parse(self.autograd_display, line, "autograd_display", expression=False)
+        if args.mode is None:
+            print(f"autograd_display is {display_hooks.get_mode()}")
+        else:
+            display_hooks.set_mode(args.mode)

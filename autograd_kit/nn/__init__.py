@@ -1,0 +1,35 @@
+"""``nn``: building networks out of modules, as in ``torch.nn``.
+
+``module.py``     Module: registers parameters and sub-modules, walks the tree,
+                  state_dict / load_state_dict, to(device), train() / eval()
+``parameter.py``  Parameter: a leaf tensor that a Module registers
+``layers.py``     Linear, activations, Flatten, Dropout; Sequential, ModuleList
+``loss.py``       MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss
+``functional.py`` the same computations as functions (``import ... as F``)
+``init.py``       weight initialisation schemes (xavier, kaiming...)
+``utils.py``      gradient clipping
+
+>>> import autograd_kit as torch
+>>> from autograd_kit import nn
+>>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+>>> model
+Sequential(
+  (0): Linear(in_features=2, out_features=3, bias=True)
+  (1): ReLU()
+)
+>>> [name for name, _ in model.named_parameters()]
+['0.weight', '0.bias']
+"""
+from __future__ import annotations
+
+from . import functional, init, utils
+from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ModuleList,
+                     ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .loss import BCELoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "LeakyReLU", "Tanh",
+           "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Sequential",
+           "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "functional", "init", "utils"]

@@ -1,0 +1,167 @@
+"""``nn.functional`` (imported as ``F``): layers and losses as plain functions.
+
+The Module classes in ``layers.py`` and ``loss.py`` only store settings and
+call these functions; the computing happens here or, for the single-node ops,
+in the engine (``ops/``).
+
+``linear`` is the heart of every network: y = x Wᵀ + b, with W of shape
+(out_features, in_features).  For a batch (2-D ``x``) it is one fused op,
+``addmm(b, x, Wᵀ)``, exactly as PyTorch records it (``AddmmBackward0``), so the
+graph of a model matches PyTorch's node for node.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..ops import loss as _loss
+from ..ops.arith import addmm
+from ..ops.inplace import inplace as _inplace
+from ..ops.unary import leaky_relu as _leaky_relu
+from ..tensor import Tensor
+
+
+# -- layers -------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x Wᵀ + b.  Gradients: dW = gᵀ x, db = Σ_batch g, dx = g W."""
+    if bias is not None and input.dim() == 2:
+        return addmm(bias, input, weight.t())
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0): passes positive values, blocks the gradient where x ≤ 0."""
+    return input.relu_() if inplace else input.relu()
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x for x > 0, negative_slope · x otherwise (a small gradient survives)."""
+    if inplace:
+        return _inplace(input, lambda old: _leaky_relu(old, negative_slope))
+    return _leaky_relu(input, negative_slope)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                  "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """exp(x_i) / Σ_j exp(x_j) along ``dim``: positive numbers that sum to 1."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """x_i - log Σ_j exp(x_j): the log of softmax, computed without overflow."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    return input.log_softmax(dim, dtype=dtype)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
+    """While training, zero each element with probability ``p`` and scale the
+    survivors by 1/(1-p), so the expected value is unchanged; otherwise identity."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    from ..ops.creation import rand_like
+    keep = (rand_like(input) >= p).to(input.dtype)
+    mask = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep
+    return input.mul_(mask) if inplace else input * mask
+
+
+# -- losses ---------------------------------------------------------------------------
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+
+
+def _reduce(values: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return values.mean()
+    if reduction == "sum":
+        return values.sum()
+    if reduction == "none":
+        return values
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error: mean((x - y)²); one node, MseLossBackward0."""
+    _warn_size(input, target)
+    return _loss.mse_loss(input, target, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error: mean(|x - y|); its gradient is sign(x - y) / N."""
+    _warn_size(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+_TYPE_WORDS = {"float16": "Half", "float32": "Float", "float64": "Double",
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bool": "Bool"}
+
+
+def _check_class_target(target: Tensor) -> None:
+    name = target.dtype.name
+    if name in _TYPE_WORDS:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TYPE_WORDS[name]}")
+
+
+def _unsupported(**options) -> None:
+    used = [k for k, v in options.items() if v]
+    if used:
+        raise NotImplementedError(f"autograd_kit does not support {', '.join(used)} here")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood: -mean_i input[i, target[i]], for log-probabilities."""
+    _unsupported(weight=weight is not None, ignore_index=ignore_index != -100)
+    _check_class_target(target)
+    if input.dim() == 1:  # one sample, no batch dimension
+        out = _loss.nll_loss(input.unsqueeze(0), target.reshape(1), reduction)
+        return out.squeeze(0) if reduction == "none" else out
+    return _loss.nll_loss(input, target, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """-log softmax(x)[target]: log_softmax then nll_loss, two nodes as in PyTorch.
+
+    ``target`` holds class indices, or (same shape as ``input``) class
+    probabilities: then the loss is -Σ_c target_c · log softmax(x)_c per sample."""
+    _unsupported(weight=weight is not None, ignore_index=ignore_index != -100,
+                 label_smoothing=label_smoothing != 0.0)
+    class_dim = 0 if input.dim() == 1 else 1
+    if target.shape == input.shape and target.dtype.is_floating_point:
+        per_sample = -(input.log_softmax(class_dim) * target).sum(class_dim)
+        return _reduce(per_sample, reduction)
+    return nll_loss(input.log_softmax(class_dim), target, reduction=reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
+                         reduction: str = "mean") -> Tensor:
+    """-mean(y log p + (1 - y) log(1 - p)), for probabilities p in [0, 1]."""
+    _unsupported(weight=weight is not None)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they "
+                         "have the same size.")
+    return _loss.binary_cross_entropy(input, target, reduction)

@@ -1,0 +1,94 @@
+"""Pictures of autograd graphs: torchviz's ``make_dot``, made for teaching.
+
+>>> from autograd_kit.viz import make_dot          # doctest: +SKIP
+>>> make_dot(loss, names=globals(), show_values=True)   # doctest: +SKIP
+
+The pipeline has one module per step:
+
+* :mod:`.model`     graph -> plain data (boxes and arrows), iterative walk;
+* :mod:`.fold`      long chains folded into one box (``max_nodes``);
+* :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping;
+* :mod:`.render`    DOT -> SVG, by the system Graphviz or Graphviz in WebAssembly;
+* :mod:`.picture`   the :class:`Graph` object that notebooks display;
+* :mod:`.svgpatch`  recolouring a rendered SVG without a new layout.
+
+Everything reads the graph by duck typing (:mod:`.access`), so autograd_kit's
+tensors and PyTorch's tensors are drawn by the same code.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from . import access
+from .fold import fold_chains
+from .model import Options, build
+from .picture import Graph
+from .render import RenderError, set_renderer
+from .themes import THEMES, get_theme
+
+__all__ = ["make_dot", "Graph", "RenderError", "set_renderer", "THEMES"]
+
+
+def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = False,
+             max_attr_chars: int = 50, *, show_values: bool = False,
+             show_grads: bool = False, names: Mapping | None = None,
+             view: str = "backward", highlight: Iterable | None = None,
+             highlight_style: dict | None = None, node_styles: Mapping | None = None,
+             max_nodes: int | None = None, unfold=None, theme: str | dict = "light",
+             graph_attr: dict | None = None) -> Graph:
+    """Draw the autograd graph that produced ``root`` (a tensor, or a tuple/list).
+
+    The first five arguments are torchviz's: ``params`` maps names to tensors
+    (``dict(model.named_parameters())``); ``show_attrs`` lists each op's saved
+    non-tensor values (cut to ``max_attr_chars``); ``show_saved`` draws saved
+    tensors as orange boxes.  Then:
+
+    * ``show_values`` / ``show_grads``: numbers and ``.grad`` in tensor boxes;
+    * ``names``: a namespace such as ``globals()``; tensors found in it (by
+      identity, names starting with ``_`` skipped) are labelled with their name;
+    * ``view``: ``"backward"`` (grad_fn graph, as torchviz) or ``"forward"``
+      (tensors and ops as in a textbook);
+    * ``highlight``: tensors or nodes drawn with ``highlight_style`` (thick red
+      border by default); ``node_styles``: ``{tensor_or_node: {DOT attrs}}``;
+    * ``max_nodes`` / ``unfold``: fold long chains of big graphs (see :mod:`.fold`);
+    * ``theme``: ``"light"``, ``"dark"``, ``"print"`` or a theme dict;
+      ``graph_attr``: extra DOT graph attributes (``{"rankdir": "LR"}``).
+    """
+    if view not in ("backward", "forward"):
+        raise ValueError(f"view must be 'backward' or 'forward', not {view!r}")
+    roots = list(root) if isinstance(root, (tuple, list)) else [root]
+    for r in roots:
+        if not (access.is_tensor(r) or access.is_node(r)):
+            raise TypeError(f"make_dot draws tensors or grad_fn nodes (or a tuple/list of "
+                            f"them), not {type(r).__name__}")
+    named = _names(params, names)
+    opts = Options(view=view, show_attrs=show_attrs, show_saved=show_saved,
+                   max_attr_chars=max_attr_chars, show_values=show_values,
+                   show_grads=show_grads, names={id(t): n for n, t in named},
+                   named=[t for _, t in named])
+    data = fold_chains(build(roots, opts), max_nodes, unfold).finish()
+    chosen = get_theme(theme)
+    mark = highlight_style if highlight_style is not None else chosen.get("highlight", {})
+    if access.is_tensor(highlight) or access.is_node(highlight) or isinstance(highlight, str):
+        highlight = [highlight]
+    styles = [(obj, mark) for obj in (highlight or ())]
+    styles += list((node_styles or {}).items())
+    return Graph(data, chosen, graph_attr, styles)
+
+
+def _names(params, names) -> list[tuple[str, object]]:
+    """``(name, tensor)`` pairs, ``params`` first, each tensor once."""
+    pairs: list[tuple[str, object]] = []
+    for name, t in dict(params or {}).items():
+        if not access.is_tensor(t):
+            raise TypeError(f"params[{name!r}] is a {type(t).__name__}, not a tensor")
+        pairs.append((str(name), t))
+    for name, t in (names or {}).items():
+        if isinstance(name, str) and not name.startswith("_") and access.is_tensor(t):
+            pairs.append((name, t))
+    seen, unique = set(), []
+    for name, t in pairs:
+        if id(t) not in seen:
+            seen.add(id(t))
+            unique.append((name, t))
+    return unique

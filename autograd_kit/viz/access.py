@@ -1,0 +1,141 @@
+"""Reading tensors and graph nodes by duck typing.
+
+The picture code never imports an array library or an autograd engine.  Anything
+shaped like PyTorch's public autograd graph can be drawn:
+
+* a tensor has ``grad_fn`` (None for a leaf), ``requires_grad``, ``is_leaf``,
+  ``shape`` and ``grad``;
+* a node has ``name()`` and ``next_functions``, a tuple of ``(node or None,
+  input_nr)`` pairs; the ``AccumulateGrad`` node of a leaf has ``.variable``;
+* what a node kept for the backward pass is readable as ``node._saved_self``,
+  ``node._saved_other``...  Reading one after ``backward()`` freed it raises
+  ``RuntimeError``; this module turns that into an :class:`Unavailable` marker so
+  the picture can say "(freed)" instead of failing.
+
+So the same functions read autograd_kit's tensors and real PyTorch tensors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SAVED_PREFIX = "_saved_"
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A saved value that cannot be read any more; ``reason`` is shown in the label."""
+
+    reason: str  # "freed", "modified" or "unavailable"
+
+
+def is_tensor(obj) -> bool:
+    """True for anything that looks like a tensor of an autograd engine (an
+    instance, not the ``Tensor`` class itself, which has the same attributes)."""
+    if isinstance(obj, type):
+        return False
+    try:
+        return (hasattr(obj, "grad_fn") and hasattr(obj, "requires_grad")
+                and hasattr(obj, "shape"))
+    except Exception:  # odd objects in a namespace such as globals()
+        return False
+
+
+def is_node(obj) -> bool:
+    """True for a backward node (a ``grad_fn``)."""
+    return hasattr(obj, "next_functions") and callable(getattr(obj, "name", None))
+
+
+def node_name(fn) -> str:
+    """``"MulBackward0"``.  PyTorch's C++ nodes answer names such as
+    ``"torch::autograd::AccumulateGrad"``; only the last part is kept."""
+    try:
+        name = str(fn.name())
+    except Exception:  # a node whose name() fails still gets drawn
+        name = type(fn).__name__
+    return name.rsplit("::", 1)[-1]
+
+
+def next_edges(fn) -> list[tuple[object, int]]:
+    """The ``(node, input_nr)`` pairs of ``fn`` that lead somewhere (None dropped)."""
+    return [(n, nr) for n, nr in getattr(fn, "next_functions", ()) if n is not None]
+
+
+def leaf_variable(fn):
+    """The leaf tensor of an ``AccumulateGrad`` node, else None."""
+    return getattr(fn, "variable", None)
+
+
+def saved_names(fn) -> list[str]:
+    """Names of the values ``fn`` saved, in alphabetical order: ``["other", "self"]``.
+
+    autograd_kit's nodes list them with ``saved_names()``; for PyTorch's nodes
+    they are discovered as torchviz does, from the ``_saved_*`` attributes.  The
+    same (sorted) order for both keeps their pictures identical."""
+    method = getattr(fn, "saved_names", None)
+    if callable(method):
+        try:
+            return sorted(str(n) for n in method())
+        except Exception:
+            pass
+    try:
+        attrs = dir(fn)
+    except Exception:
+        return []
+    return [a[len(SAVED_PREFIX):] for a in attrs if a.startswith(SAVED_PREFIX)]
+
+
+def saved_value(fn, name: str):
+    """The saved value ``name`` of ``fn``, or :class:`Unavailable` with the reason."""
+    try:
+        return getattr(fn, SAVED_PREFIX + name)
+    except RuntimeError as err:
+        message = str(err)
+        if "second time" in message or "freed" in message:
+            return Unavailable("freed")
+        if "inplace" in message:
+            return Unavailable("modified")
+        return Unavailable("unavailable")
+    except Exception:
+        return Unavailable("unavailable")
+
+
+def shape_of(t) -> tuple[int, ...]:
+    """The shape as a tuple of ints."""
+    return tuple(int(s) for s in t.shape)
+
+
+def output_nr(t) -> int:
+    """Which output of its ``grad_fn`` the tensor is (0 for single-output ops)."""
+    try:
+        return int(getattr(t, "output_nr", 0))
+    except Exception:
+        return 0
+
+
+def grad_of(t):
+    """``t.grad``, read only where it can exist.
+
+    PyTorch warns when the ``.grad`` of a non-leaf tensor is read, since it is
+    never filled unless ``retain_grad()`` was called; such tensors answer None."""
+    if not getattr(t, "is_leaf", True) and not getattr(t, "retains_grad", False):
+        return None
+    return getattr(t, "grad", None)
+
+
+def host_array(t):
+    """The values of ``t`` as a host (numpy) array, or None if they can't be read.
+
+    ``numpy(force=True)`` detaches and copies to the host in one call (PyTorch and
+    autograd_kit both have it); older engines need ``detach().cpu().numpy()``; dtypes
+    numpy lacks (bfloat16) are widened to float first."""
+    attempts = (
+        lambda: t.numpy(force=True),
+        lambda: t.detach().cpu().numpy(),
+        lambda: t.detach().float().cpu().numpy(),
+    )
+    for attempt in attempts:
+        try:
+            return attempt()
+        except Exception:
+            continue
+    return None

@@ -1,0 +1,74 @@
+r"""From plain data (:mod:`autograd_kit.viz.model`) to DOT text.
+
+Every label and attribute value is written as a quoted DOT string and escaped,
+so a variable called ``<script>`` is drawn as those eight characters:
+
+* ``&``, ``<``, ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` (Graphviz reads entities
+  in labels and copies them into the SVG, where they show as the characters);
+* ``\`` and ``"`` get a backslash, newlines become DOT's ``\n``;
+* other control characters, which SVG can't hold, become U+FFFD.
+
+>>> escape('<b> & "q"')
+'&lt;b&gt; &amp; \\"q\\"'
+
+Each box gets ``id="n3"`` (its model id), which Graphviz copies into the SVG
+group ``<g id="n3" class="node">``; :mod:`autograd_kit.viz.svgpatch` relies on it.
+"""
+from __future__ import annotations
+
+import re
+
+from .model import GraphData
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
+
+
+def escape(text: str) -> str:
+    """Text made safe inside a quoted DOT string (and the SVG made from it)."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    return _CONTROL.sub("\ufffd", text)
+
+
+def attrs(values: dict) -> str:
+    """``[key="value" ...]``; keys that aren't plain names are quoted too."""
+    parts = []
+    for key, value in values.items():
+        k = key if _NAME.match(str(key)) else f'"{escape(key)}"'
+        parts.append(f'{k}="{escape(value)}"')
+    return "[" + " ".join(parts) + "]"
+
+
+def graph_size(n_items: int) -> str:
+    """torchviz's ``resize_graph``: 0.15 inch per line of DOT, at least 12 inches."""
+    size = max(12.0, n_items * 0.15)
+    return f"{size:.4g},{size:.4g}"
+
+
+def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
+           styles: dict[str, dict] | None = None) -> str:
+    """The DOT source of the picture.
+
+    ``styles`` maps box ids to extra attributes (highlight, node_styles); they are
+    applied over the theme's style for the box's kind."""
+    styles = styles or {}
+    graph = {"size": graph_size(len(data.nodes) + len(data.edges)),
+             **theme.get("graph", {}), **(graph_attr or {})}
+    lines = ["digraph {", f"\tgraph {attrs(graph)}"]
+    if theme.get("node"):
+        lines.append(f"\tnode {attrs(theme['node'])}")
+    if theme.get("edge"):
+        lines.append(f"\tedge {attrs(theme['edge'])}")
+    kinds = theme.get("kinds", {})
+    for node in data.nodes:
+        a = {"id": node.id, "label": "\n".join(node.lines),
+             **kinds.get(node.kind, {}), **styles.get(node.id, {})}
+        lines.append(f"\t{node.id} {attrs(a)}")
+    edge_kinds = theme.get("edges", {})
+    for k, edge in enumerate(data.edges):
+        a = {"id": f"e{k}", **edge_kinds.get(edge.kind, {})}
+        lines.append(f"\t{edge.tail} -> {edge.head} {attrs(a)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,122 @@
+"""Folding long chains, so that a 10,000-step graph still fits on a screen.
+
+A *chain* is a run of op boxes that each have exactly one arrow in and one
+arrow out (dashed saved-tensor lines don't count): ``y = y * 1.01 + 0.5`` in a
+loop makes one.  When a picture has more boxes than ``max_nodes``, the longest
+chains are folded first, each into one box reading
+``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …``; the first and
+last :data:`KEEP` boxes of the chain stay visible, so one can see what the chain
+is made of and where it connects.  Saved-tensor boxes that hang only on folded
+boxes disappear into the fold too.
+
+Every chain long enough to fold gets an id, ``f0``, ``f1``, ... in graph order,
+whether or not it is folded; ``unfold={"f0"}`` keeps that one open and
+``unfold=True`` turns folding off.  Everything here is loops over lists: linear
+time, no recursion.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from .model import GraphData, VEdge, VNode
+
+KEEP = 2          # boxes kept visible at each end of a folded chain
+MIN_FOLD = 2      # fold only when at least this many boxes disappear
+FOLDABLE = {"op", "fn", "tensor"}
+
+
+def chains(data: GraphData) -> list[list[str]]:
+    """The foldable runs of boxes (ids, in arrow order), in graph order."""
+    kinds = {n.id: n.kind for n in data.nodes}
+    preds: dict[str, list[str]] = {n.id: [] for n in data.nodes}
+    succs: dict[str, list[str]] = {n.id: [] for n in data.nodes}
+    for e in data.edges:
+        if e.kind == "flow":
+            succs[e.tail].append(e.head)
+            preds[e.head].append(e.tail)
+    link = {i for i in kinds
+            if kinds[i] in FOLDABLE and len(preds[i]) == 1 and len(succs[i]) == 1}
+    runs = []
+    for node in data.nodes:
+        i = node.id
+        if i not in link or preds[i][0] in link:
+            continue  # not a link, or not the first link of its run
+        run = [i]
+        while succs[run[-1]][0] in link:
+            run.append(succs[run[-1]][0])
+        if len(run) >= 2 * KEEP + MIN_FOLD:
+            runs.append(run)
+    return runs
+
+
+def fold_chains(data: GraphData, max_nodes: int | None, unfold=None) -> GraphData:
+    """Fold the longest chains until at most ``max_nodes`` boxes remain (if it can)."""
+    if max_nodes is None or unfold is True or len(data.nodes) <= max_nodes:
+        return data
+    keep_open = {str(u) if str(u).startswith("f") else f"f{u}" for u in (unfold or ())}
+    runs = {f"f{k}": run[KEEP:-KEEP] for k, run in enumerate(chains(data))}
+    chosen: dict[str, list[str]] = {}
+    count = len(data.nodes)
+    for fid in sorted(runs, key=lambda f: -len(runs[f])):  # stable: ties keep graph order
+        if count <= max_nodes:
+            break
+        if fid not in keep_open:
+            chosen[fid] = runs[fid]
+            count -= len(runs[fid]) - 1
+    if not chosen:
+        return data
+    return _apply(data, dict(sorted(chosen.items(), key=lambda kv: int(kv[0][1:]))))
+
+
+def _apply(data: GraphData, chosen: dict[str, list[str]]) -> GraphData:
+    """Replace the chosen runs by fold boxes and reroute the arrows."""
+    where = {i: fid for fid, run in chosen.items() for i in run}
+    _absorb_saved(data, where)
+    by_id = {n.id: n for n in data.nodes}
+    members: dict[str, list[VNode]] = {fid: [] for fid in chosen}
+    for i, fid in where.items():
+        members[fid].append(by_id[i])
+    nodes, placed = [], set()
+    for n in data.nodes:
+        fid = where.get(n.id)
+        if fid is None:
+            nodes.append(n)
+        elif fid not in placed:
+            placed.add(fid)
+            nodes.append(_fold_box(fid, members[fid]))
+    edges, seen = [], set()
+    for e in data.edges:
+        tail, head = where.get(e.tail, e.tail), where.get(e.head, e.head)
+        if tail == head and (e.tail in where or e.head in where):
+            continue
+        key = (tail, head, e.kind)
+        if (tail != e.tail or head != e.head) and key in seen:
+            continue
+        seen.add(key)
+        edges.append(VEdge(tail, head, e.kind))
+    folds = {fid: [n.id for n in members[fid]] for fid in chosen}
+    return GraphData(nodes, edges, folds, data.order)
+
+
+def _absorb_saved(data: GraphData, where: dict[str, str]) -> None:
+    """Saved boxes joined only to folded ops join the fold of their first op."""
+    kinds = {n.id: n.kind for n in data.nodes}
+    owners: dict[str, list[str]] = {}
+    for e in data.edges:
+        if e.kind == "saved":
+            box, op = (e.head, e.tail) if kinds[e.head] == "saved" else (e.tail, e.head)
+            owners.setdefault(box, []).append(op)
+    for box, ops in owners.items():
+        if all(op in where for op in ops):
+            where[box] = where[ops[0]]
+
+
+def _fold_box(fid: str, members: list[VNode]) -> VNode:
+    """``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …``"""
+    groups = Counter(n.title if n.kind in ("op", "fn") else n.kind for n in members)
+    parts = [f"{name} ×{k:,}" for name, k in groups.most_common(4)]
+    if len(groups) > 4:
+        parts.append("…")
+    first = f"… {len(members):,} nodes ({', '.join(parts)}) …"
+    objs = [obj for n in members for obj in n.objs]
+    return VNode(fid, "fold", "fold", [first, f"fold {fid}"], objs)

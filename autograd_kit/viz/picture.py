@@ -1,0 +1,184 @@
+"""The :class:`Graph` returned by ``make_dot``: DOT source plus ways to show it.
+
+It renders lazily and once: the SVG is kept, so showing the picture again,
+or restyling boxes for a step-by-step widget, does not run Graphviz again.
+In a notebook it shows itself through ``_repr_mimebundle_``; if nothing can
+draw, it shows a sentence saying what to install, followed by the DOT source,
+instead of raising.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+
+from . import render as _render
+from .dot import to_dot
+from .model import GraphData, VEdge, VNode
+from .svgpatch import SvgPatcher
+
+_TEXT_FORMATS = {".dot": None, ".gv": None}
+_SYSTEM_FORMATS = {".png": "png", ".pdf": "pdf", ".ps": "ps", ".jpg": "jpg",
+                   ".jpeg": "jpg"}
+
+
+def _weak(obj):
+    """A weak reference where the object allows one (autograd_kit's tensors and
+    nodes, PyTorch's tensors), else None (PyTorch's nodes)."""
+    return weakref.ref(obj) if type(obj).__weakrefoffset__ else None
+
+
+class Graph:
+    """A picture of an autograd graph.
+
+    ``source`` is the DOT text; ``svg()`` draws it; ``node_id(obj)`` tells which
+    box stands for a tensor or node; ``restyle({...})`` recolours boxes."""
+
+    def __init__(self, data: GraphData, theme: dict, graph_attr: dict | None = None,
+                 styles: list[tuple[object, dict]] = ()) -> None:
+        """Index the boxes, apply ``styles`` (``(object, DOT attrs)`` pairs, later
+        ones win) and write the DOT source."""
+        self._data = data
+        self._index, self._strong = _index_boxes(data)
+        self._box_ids = {n.id for n in data.nodes}
+        by_box: dict[str, dict] = {}
+        for obj, style in styles:
+            box = self.node_id(obj)
+            if box is not None:
+                by_box.setdefault(box, {}).update(style)
+        self._source = to_dot(data, theme, graph_attr, by_box)
+        self._svg: str | None = None
+        self._patcher: SvgPatcher | None = None
+
+    # -- the picture as data -------------------------------------------------
+    @property
+    def source(self) -> str:
+        """The DOT text (identical for identical graphs, run after run)."""
+        return self._source
+
+    @property
+    def nodes(self) -> list[VNode]:
+        """The boxes, in drawing order (id, kind, title, label lines)."""
+        return list(self._data.nodes)
+
+    @property
+    def edges(self) -> list[VEdge]:
+        """The arrows (tail id, head id, kind "flow", "saved" or "saved_ref")."""
+        return list(self._data.edges)
+
+    @property
+    def folds(self) -> dict[str, list[str]]:
+        """Folded chains: fold id -> ids of the boxes it hides."""
+        return dict(self._data.folds)
+
+    def node_id(self, obj) -> str | None:
+        """The id of the box drawing ``obj``: a tensor, a ``grad_fn`` node, or an
+        id string.  A non-leaf tensor without a box of its own answers with its
+        ``grad_fn``'s box; objects inside a folded chain with the fold's id;
+        objects not in the picture with None."""
+        if isinstance(obj, str):
+            return obj if obj in self._box_ids else None
+        found = self._find(obj)
+        if found is None and getattr(obj, "grad_fn", None) is not None:
+            found = self._find(obj.grad_fn)
+        return found
+
+    def _find(self, obj) -> str | None:
+        entry = self._index.get(id(obj))
+        if entry is None:
+            return None
+        ref, box = entry
+        return box if ref is None or ref() is obj else None  # None: held in _strong
+
+    def __del__(self) -> None:
+        """Let go of PyTorch's nodes parents first (see :func:`_index_boxes`)."""
+        strong = getattr(self, "_strong", [])
+        for k in range(len(strong)):  # in order: parents before inputs
+            strong[k] = None
+
+    def summary(self) -> str:
+        """``<Graph: 5 nodes, 4 edges>``"""
+        return f"<Graph: {len(self._data.nodes)} nodes, {len(self._data.edges)} edges>"
+
+    __repr__ = summary
+
+    # -- drawing ---------------------------------------------------------------
+    def svg(self) -> str:
+        """The SVG text (drawn on first call, then kept)."""
+        if self._svg is None:
+            self._svg = _render.render_svg(self._source)
+        return self._svg
+
+    def pipe(self, format: str = "svg") -> bytes:
+        """The picture in ``format`` as bytes (like graphviz.Digraph.pipe)."""
+        if format == "svg":
+            return self.svg().encode("utf-8")
+        return _render.render(self._source, format)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the picture; the format comes from the suffix: ``.svg`` (either
+        renderer), ``.png``/``.pdf`` (system Graphviz only), ``.dot``/``.gv`` (source)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix in _TEXT_FORMATS:
+            path.write_text(self._source, encoding="utf-8")
+        elif suffix == ".svg":
+            path.write_text(self.svg(), encoding="utf-8")
+        elif suffix in _SYSTEM_FORMATS:
+            path.write_bytes(_render.render(self._source, _SYSTEM_FORMATS[suffix]))
+        else:
+            raise ValueError(f"can't tell the format of {path.name!r}; use .svg, .png, "
+                             ".pdf, .dot or .gv")
+        return path
+
+    def restyle(self, node_styles: dict) -> str:
+        """The SVG with some boxes' fill and stroke changed, without a new layout.
+
+        ``node_styles`` maps tensors, nodes or box ids to styles such as
+        ``{"fillcolor": "#ffd27f", "color": "red", "penwidth": 2}``."""
+        if self._patcher is None:
+            self._patcher = SvgPatcher(self.svg())
+        by_id = {}
+        for obj, style in node_styles.items():
+            nid = self.node_id(obj)
+            if nid is not None:
+                by_id[nid] = style
+        return self._patcher.restyle(by_id)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """SVG and a one-line summary; never raises (see the module docstring)."""
+        try:
+            bundle = {"image/svg+xml": self.svg(), "text/plain": self.summary()}
+        except Exception as err:
+            reason = (str(err) if isinstance(err, _render.RenderError) else
+                      f"The graph could not be drawn ({type(err).__name__}: {err}).")
+            bundle = {"text/plain": f"{reason}\n{self._source}"}
+        if include is not None:
+            bundle = {k: v for k, v in bundle.items() if k in include}
+        if exclude is not None:
+            bundle = {k: v for k, v in bundle.items() if k not in exclude}
+        return bundle
+
+
+def _index_boxes(data: GraphData) -> tuple[dict, list]:
+    """``id(obj) -> (weak reference or None, box id)`` for every drawn object.
+
+    The picture keeps no strong reference to what allows a weak one, so a
+    picture kept in a notebook's output history does not keep its graph alive;
+    the weak reference also checks that an ``id()`` still belongs to the same
+    object.  PyTorch's nodes allow no weak reference: they are held strongly,
+    in ``strong``, ordered so they can be let go of safely (see
+    :func:`autograd_kit.viz.model.parents_first`).  The objects are then removed
+    from ``data``, which the picture keeps as plain data."""
+    index, strong = {}, []
+    for node in data.nodes:
+        for obj in node.objs:
+            ref = _weak(obj)
+            index[id(obj)] = (ref, node.id)
+            if ref is None:
+                strong.append(obj)
+        node.objs = []
+    rank = {id(fn): k for k, fn in enumerate(data.order)}
+    strong.sort(key=lambda obj: rank.get(id(obj), -1))
+    data.order = []
+    return index, strong

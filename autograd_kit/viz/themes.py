@@ -1,0 +1,92 @@
+"""Colour themes, kept as plain data: one dict per theme.
+
+Each theme gives DOT attributes for the whole graph, for every node and edge,
+for each kind of box and arrow (see :mod:`autograd_kit.viz.model`), and for
+highlighted boxes.  ``light`` is torchviz's legend:
+
+* grey ops, light-blue leaves (parameters), orange saved tensors,
+  green outputs, as torchviz draws them;
+* white boxes for named intermediate tensors (forward view) and a dashed box
+  for folded chains.
+
+``dark`` is the same legend for a dark notebook; ``print`` uses no fills at all
+and tells kinds apart by line style, for black-and-white paper.  A custom theme
+is any dict of the same shape, passed as ``make_dot(..., theme=my_theme)``.
+"""
+from __future__ import annotations
+
+LIGHT = {
+    "graph": {},
+    "node": {"style": "filled", "shape": "box", "fontsize": "10", "height": "0.2",
+             "fontname": "monospace"},
+    "edge": {},
+    "kinds": {
+        "op": {"fillcolor": "lightgrey"},
+        "acc": {"fillcolor": "lightgrey"},
+        "fn": {"fillcolor": "lightgrey", "shape": "ellipse", "fontsize": "9",
+               "height": "0.15", "margin": "0.04,0.02"},
+        "leaf": {"fillcolor": "lightblue"},
+        "tensor": {"fillcolor": "white"},
+        "output": {"fillcolor": "darkolivegreen1"},
+        "saved": {"fillcolor": "orange"},
+        "fold": {"fillcolor": "white", "style": "filled,dashed"},
+    },
+    "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
+              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
+    "highlight": {"color": "red", "penwidth": "3"},
+}
+
+DARK = {
+    "graph": {"bgcolor": "#1e1e1e"},
+    "node": {"style": "filled", "shape": "box", "fontsize": "10", "height": "0.2",
+             "fontname": "monospace", "color": "#c8c8c8", "fontcolor": "#f0f0f0"},
+    "edge": {"color": "#b4b4b4", "fontcolor": "#f0f0f0"},
+    "kinds": {
+        "op": {"fillcolor": "#4a4a4a"},
+        "acc": {"fillcolor": "#4a4a4a"},
+        "fn": {"fillcolor": "#4a4a4a", "shape": "ellipse", "fontsize": "9",
+               "height": "0.15", "margin": "0.04,0.02"},
+        "leaf": {"fillcolor": "#1f5673"},
+        "tensor": {"fillcolor": "#2d2d2d"},
+        "output": {"fillcolor": "#4a6b1a"},
+        "saved": {"fillcolor": "#9a5800"},
+        "fold": {"fillcolor": "#2d2d2d", "style": "filled,dashed"},
+    },
+    "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
+              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
+    "highlight": {"color": "#ff5c5c", "penwidth": "3"},
+}
+
+PRINT = {
+    "graph": {"bgcolor": "white"},
+    "node": {"style": "solid", "shape": "box", "fontsize": "10", "height": "0.2",
+             "fontname": "monospace", "color": "black", "fontcolor": "black"},
+    "edge": {"color": "black"},
+    "kinds": {
+        "op": {"style": "solid"},
+        "acc": {"style": "solid"},
+        "fn": {"style": "solid", "shape": "ellipse", "fontsize": "9",
+               "height": "0.15", "margin": "0.04,0.02"},
+        "leaf": {"style": "bold"},
+        "tensor": {"style": "rounded"},
+        "output": {"style": "bold", "peripheries": "2"},
+        "saved": {"style": "dashed"},
+        "fold": {"style": "dotted"},
+    },
+    "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
+              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
+    "highlight": {"penwidth": "4", "style": "bold"},
+}
+
+THEMES = {"light": LIGHT, "dark": DARK, "print": PRINT}
+
+
+def get_theme(theme: str | dict) -> dict:
+    """A theme by name, or a custom theme dict unchanged."""
+    if isinstance(theme, dict):
+        return theme
+    try:
+        return THEMES[theme]
+    except KeyError:
+        raise ValueError(f"unknown theme {theme!r}; choose one of {sorted(THEMES)}"
+                         ) from None

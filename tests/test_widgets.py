@@ -1,0 +1,425 @@
+"""The widgets, driven from Python: buttons are clicked with ``button.click()``,
+and what a learner would see is read from the HTML widgets' values."""
+import re
+
+import numpy as np
+import pytest
+
+import autograd_kit as ak
+from autograd_kit.widgets import AccumulationDemo, BackwardStepper, DetachDemo, InplaceDemo
+from autograd_kit.widgets._common import EnginePass
+
+
+def text(html: str) -> str:
+    """What the browser would show: tags dropped, entities decoded, svg dropped."""
+    import html as h
+    html = re.sub(r"<svg\b.*?</svg>", " ", html, flags=re.S)
+    html = re.sub(r"</?(div|li|ul|tr|td|th|table|br|pre)\b[^>]*>", " ", html)
+    return h.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)))
+
+
+def small_graph():
+    x = ak.tensor(2.0, requires_grad=True)
+    w = ak.tensor(3.0, requires_grad=True)
+    y = x * w
+    loss = y * y + x
+    return x, w, loss
+
+
+def grads(*leaves):
+    return [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+
+
+def same(a, b):
+    """Equal lists of grads: both None, or arrays with exactly the same numbers."""
+    def eq(p, q):
+        return (p is None and q is None) or (p is not None and q is not None
+                                             and np.array_equal(p, q))
+    return all(eq(p, q) for p, q in zip(a, b, strict=True))
+
+
+# -- random graphs, built twice from one seed ---------------------------------------
+def random_graph(seed, lib=ak):
+    """A random graph over a few leaves; intermediates are reused, so some nodes
+    receive several contributions.  ``lib`` is autograd_kit or torch."""
+    rng = np.random.default_rng(seed)
+    shapes = [(3,), (3,), (), (2, 3)]
+    leaves = [lib.tensor(rng.normal(size=shapes[i % 4]).tolist(), dtype=lib.float64,
+                         requires_grad=True) for i in range(int(rng.integers(2, 5)))]
+    pool = list(leaves)
+    for _ in range(int(rng.integers(3, 12))):
+        a = pool[int(rng.integers(len(pool)))]
+        b = pool[int(rng.integers(len(pool)))]
+        op = int(rng.integers(9))
+        out = [a + b, a * b, a - b, a / (b * b + 1), a.sin(), a.tanh(), (a * 0.3).exp(),
+               a ** 2, a.relu() + b][op]
+        pool.append(out)
+    root = sum(p.sum() for p in pool[len(leaves):]) if len(pool) > len(leaves) \
+        else leaves[0].sum()
+    return leaves, root
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_run_gives_the_grads_of_backward(seed):
+    leaves, root = random_graph(seed)
+    stepper = BackwardStepper(root)
+    stepper.run()
+    got = grads(*leaves)
+    leaves2, root2 = random_graph(seed)
+    root2.backward()
+    assert same(got, grads(*leaves2))
+    assert stepper.position == stepper.total and stepper.finished
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_stepping_matches_pytorch(seed):
+    torch = pytest.importorskip("torch")
+    leaves, root = random_graph(seed)
+    stepper = BackwardStepper(root)
+    while stepper.position < stepper.total:
+        stepper.step_button.click()
+    tl, troot = random_graph(seed, torch)
+    troot.backward()
+    for a, b in zip(leaves, tl, strict=True):
+        if b.grad is None:  # a leaf the random graph did not use
+            assert a.grad is None
+        else:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10)
+
+
+def freed_flags(root):
+    """Which saved tensors of the graph are released, node by node."""
+    from autograd_kit.engine import count_dependencies
+    nodes = sorted(count_dependencies([root.grad_fn]), key=lambda n: n._seq)
+    return [(n.name(), sorted(k for k, (freed, *_) in n.snapshot_saved().items() if freed))
+            for n in [root.grad_fn, *nodes]]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_back_and_reset_restore_exactly(seed):
+    leaves, root = random_graph(seed)
+    stepper = BackwardStepper(root)
+    seen = []
+    for _ in range(stepper.total + 1):
+        seen.append((grads(*leaves), freed_flags(root)))
+        stepper.step()
+    assert any(flags for _, flags in seen[-1][1])  # buffers were released on the way
+    for k in range(stepper.total, -1, -1):
+        stepper.go_to(k)
+        assert same(grads(*leaves), seen[k][0]), k
+        assert freed_flags(root) == seen[k][1], k
+    stepper.run()
+    stepper.reset()
+    assert stepper.position == 0 and all(t.grad is None for t in leaves)
+    root.backward()  # released buffers were put back: a real backward still works
+    leaves2, root2 = random_graph(seed)
+    root2.backward()
+    assert same(grads(*leaves), grads(*leaves2))
+
+
+def test_buttons_slider_and_panel():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss, names={"x": x, "w": w, "loss": loss})
+    assert s.total == 5 and s.position == 0
+    assert "Ready: 5 steps" in text(s.panel.value)
+    s.step_button.click()
+    s.step_button.click()
+    s.step_button.click()
+    assert s.position == 3 and s.slider.value == 3
+    panel = text(s.panel.value)
+    assert "Step 3 of 5: MulBackward0" in panel
+    assert "each input receives g times the other input" in panel
+    assert "g * other" in panel
+    assert "2 contributions summed: g = 6. + 6. = 12." in panel
+    assert "12. × 3. = 36." in panel and "12. × 2. = 24." in panel
+    assert "saved tensors freed" in panel
+    assert "Step 3 of 5: MulBackward0" in text(s.status.value)
+    s.back_button.click()
+    assert s.position == 2 and s.slider.value == 2
+    s.slider.value = 5
+    assert s.position == 5 and x.grad.item() == 37.0 and w.grad.item() == 24.0
+    assert "x.grad: None → 37." in text(s.panel.value)
+    assert "Backward pass complete" in text(s.status.value)
+    s.reset_button.click()
+    assert s.position == 0 and x.grad is None and s.play.value == 0
+    s.run_button.click()
+    assert s.position == 5 and x.grad.item() == 37.0
+
+
+def test_picture_is_laid_out_once_and_recoloured():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss, names={"x": x, "w": w})
+    graph = s._graph
+    start = s.picture.value
+    s.step()
+    s.step()
+    assert s._graph is graph and s.picture.value != start
+    assert "#ffd27f" in s.picture.value and "#c6efce" in s.picture.value  # current, done
+    assert "#eeeeee" in s.picture.value  # a freed saved tensor
+    boxes = lambda svg: re.findall(r'<g id="(\w+)" class="node">', svg)  # noqa: E731
+    assert boxes(start) == boxes(s.picture.value)
+
+
+def test_second_pass_without_retain_graph_is_refused_in_words():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s.run()
+    before = grads(x, w)
+    s.step()  # a second pass
+    status = text(s.status.value)
+    assert "Trying to backward through the graph a second time" in status
+    assert "already used by a backward pass" in status and "Traceback" not in status
+    assert same(grads(x, w), before)
+    s.back()
+    assert s.position == 4 and "second time" not in text(s.status.value)
+
+
+def test_second_pass_with_retain_graph_accumulates():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss, retain_graph=True)
+    s.run()
+    s.run_again()
+    assert x.grad.item() == 74.0 and w.grad.item() == 48.0
+    assert "accumulated" in text(s.status.value)
+    s.reset()
+    assert x.grad is None
+
+
+def chain(n=400):
+    x = ak.tensor([0.5, -0.3, 0.2], requires_grad=True)
+    h = x
+    for i in range(n):
+        h = h.sin() if i % 3 == 0 else (h * 1.01 if i % 3 == 1 else h + 0.1)
+    return x, h.sum()
+
+
+def test_400_node_graph():
+    x, loss = chain()
+    s = BackwardStepper(loss, names={"x": x})
+    assert len(s._graph.nodes) >= 400 and s.total == 402
+    for _ in range(10):
+        s.step()
+    assert s.position == 10
+    s.run()
+    x2, loss2 = chain()
+    loss2.backward()
+    assert np.array_equal(x.grad.numpy(), x2.grad.numpy())
+
+
+def test_grad_mode_is_not_left_off_between_steps():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s.step()
+    assert ak.is_grad_enabled()
+    assert (x * 2).requires_grad
+    with ak.no_grad():
+        p = EnginePass(loss, retain_graph=True)
+        p.next()
+        assert not ak.is_grad_enabled()
+        p.close()
+    assert ak.is_grad_enabled()
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: ak.tensor([1.0, 2.0]) * 2, "not part of any graph"),
+    (lambda: ak.tensor([1.0, 2.0], requires_grad=True) * 2, "more than one number"),
+    (lambda: 3.0, "given a float"),
+])
+def test_what_cannot_be_shown_is_said_in_words(make, words):
+    s = BackwardStepper(make())
+    status = text(s.status.value)
+    assert words in status and "Nothing to step through" in status
+    assert s.step_button.disabled and s.total == 0
+    s.step_button.click()
+    s.run()
+    assert s.position == 0
+    assert "cannot show" in repr(s)
+
+
+def test_non_scalar_root_with_gradient():
+    x = ak.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    s = BackwardStepper(y, gradient=ak.tensor([1.0, 0.5]))
+    s.run()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_freed_graph_is_said_in_words():
+    x = ak.tensor(2.0, requires_grad=True)
+    y = x * x  # MulBackward0 needs both saved tensors at once
+    y.backward()
+    s = BackwardStepper(y)
+    assert "already used by a backward pass" in text(s.status.value)
+    assert s.total == 0 and s.step_button.disabled
+    z = (x * x).sum()  # SumBackward0 saves no tensor: one step works, then the error
+    z.backward()
+    s = BackwardStepper(z)
+    assert s.total == 1 and "Warning: this pass will stop" in text(s.status.value)
+    s.step()
+    s.step()
+    assert "The engine stopped at step 2" in text(s.status.value)
+
+
+def test_no_stdout_on_creation(capsys):
+    x, w, loss = small_graph()
+    BackwardStepper(loss, names={"x": x})
+    AccumulationDemo()
+    DetachDemo()
+    InplaceDemo().attempt("saved slice")
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_names_are_escaped():
+    x = ak.tensor(2.0, requires_grad=True)
+    loss = x * x
+    s = BackwardStepper(loss, names={"<script>": x})
+    s.run()
+    for html in (s.status.value, s.panel.value, s.picture.value):
+        assert "<script>" not in html
+    assert "&lt;script&gt;" in s.panel.value and "&lt;script&gt;" in s.picture.value
+    assert "<script>.grad: None → 4." in text(s.panel.value)
+
+
+def test_reprs_are_deterministic():
+    reprs = []
+    for _ in range(2):
+        x, w, loss = small_graph()
+        s = BackwardStepper(loss)
+        s.step()
+        reprs.append([repr(s), repr(AccumulationDemo()), repr(DetachDemo()),
+                      repr(InplaceDemo())])
+    assert reprs[0] == reprs[1]
+    assert not any("0x" in r for r in reprs[0])
+    assert reprs[0][0] == "BackwardStepper(root=AddBackward0, step 1 of 5, at AddBackward0)"
+    bundle = s._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(s)
+
+
+def test_accumulation_demo_clicks():
+    d = AccumulationDemo(x_value=2.0)  # loss = x ** 2 * 3: each backward adds 12
+    d.retain_button.click()
+    d.retain_button.click()
+    d.backward_button.click()
+    assert d.grads == [None, 12.0, 24.0, 36.0]
+    d.backward_button.click()  # the graph was freed by the previous click
+    assert d.grads[-1] == 36.0
+    status = text(d.status.value)
+    assert "second time" in status and "Traceback" not in status
+    d.zero_button.click()
+    d.forward_button.click()
+    d.backward_button.click()
+    assert d.grads[-3:] == [0.0, 0.0, 12.0]
+    assert "<svg" in d.chart.value and ">36<" in d.chart.value
+    assert "engine refused" in text(d.table.value)
+
+
+def test_accumulation_demo_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    d = AccumulationDemo(x_value=1.5, loss_fn=lambda x: (x * x).sin() + x ** 3,
+                         label="loss = sin(x * x) + x ** 3")
+    d.retain_button.click()
+    d.retain_button.click()
+    x = torch.tensor(1.5, dtype=torch.float32, requires_grad=True)
+    loss = (x * x).sin() + x ** 3
+    expected = []
+    for _ in range(2):
+        loss.backward(retain_graph=True)
+        expected.append(x.grad.item())
+    np.testing.assert_allclose(d.grads[1:], expected, rtol=1e-6)
+
+
+def test_accumulation_demo_bad_input_in_words():
+    d = AccumulationDemo(x_value="two")
+    assert "x_value must be a number" in text(d.status.value)
+    assert d.backward_button.disabled
+    d = AccumulationDemo(loss_fn=lambda x: x.detach())
+    assert "must return a single-number tensor" in text(d.status.value)
+
+
+def test_detach_demo_gradients_match_pytorch():
+    torch = pytest.importorskip("torch")
+    d = DetachDemo(x_value=2.0)
+    ways = {
+        "a separate leaf": lambda x: torch.tensor(2.0, requires_grad=True),
+        "the same tensor": lambda x: x,
+        "a constant": lambda x: torch.tensor(2.0),
+        "detach().clone()": lambda x: x.detach().clone(),
+        "clone()": lambda x: x.clone(),
+    }
+    for r in d.results:
+        x = torch.tensor(2.0, requires_grad=True)
+        c = ways[r["way"]](x)
+        (x * c).backward()
+        assert float(r["x_grad"]) == x.grad.item(), r["way"]
+    table = text(d.table.value)
+    assert table.count("edge to c cut") == 2
+    assert [r["x_grad"] for r in d.results] == ["2.", "4.", "2.", "2.", "4."]
+    assert "#d62728" in d.tabs.children[3].value  # the cut input is outlined
+
+
+def test_inplace_demo():
+    d = InplaceDemo()
+    leaf = d.attempt("leaf")
+    assert not leaf.accepted and leaf.before == leaf.after
+    assert "a leaf Variable that requires grad" in text(d.report.value)
+    assert "Nothing was changed by the refused line" in text(d.report.value)
+    assert "#ff0000" in d.report.value or 'stroke="red"' in d.report.value  # culprit
+
+    nonleaf = d.attempt("non-leaf")
+    assert nonleaf.accepted and nonleaf.after["y"][1] == 1 and nonleaf.after["x"][2] == \
+        "[2., 2., 2.]"
+
+    sliced = d.attempt("saved slice")
+    assert not sliced.accepted and sliced.refused_line == "z.sum().backward()"
+    assert sliced.lines[0][1] and sliced.lines[0][3]["y"][1] > sliced.lines[0][2]["y"][1]
+    assert sliced.error.node.name() == "SinBackward0"
+    assert sliced.before == sliced.after and sliced.after["x"][2] == "None"
+    report = text(d.report.value)
+    assert "SinBackward0 saved 'self'" in report and "is at version 2" in report
+
+    clone = d.attempt("clone")
+    assert clone.accepted and clone.after["y"][1] == 0
+    assert d.chooser.value == "clone"
+    d.chooser.value = "leaf"
+    assert "x += 1" in text(d.report.value)
+
+
+def test_inplace_clone_case_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    d = InplaceDemo()
+    got = d.attempt("clone").after["x"][2]
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    c = y.clone()
+    c[1:] += 1
+    z.sum().backward()
+    expected = "[" + ", ".join(f"{v:.4g}" for v in x.grad.tolist()) + "]"
+    assert got == expected
+
+
+def test_inplace_view_cat_and_retain_grad_graph_matches_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0], requires_grad=True)
+        h = a * 2
+        h.retain_grad()
+        d = lib.cat([h, b]).clone()
+        d[0:1] *= 3  # CopySlices and AsStridedBackward0 in the graph
+        return a, b, h, (d * d).sum()
+
+    a, b, h, loss = build(ak)
+    s = BackwardStepper(loss, names={"a": a, "b": b, "h": h})
+    texts = []
+    while s.position < s.total:
+        s.step()
+        texts.append(text(s.panel.value))
+    assert any("CopySlices" in t for t in texts)
+    assert any("h.grad (retain_grad) = [36., 8.]" in t for t in texts)
+    ta, tb, th, tloss = build(torch)
+    tloss.backward()
+    assert a.grad.tolist() == ta.grad.tolist() and b.grad.tolist() == tb.grad.tolist()
+    assert h.grad.tolist() == th.grad.tolist()

@@ -1,0 +1,165 @@
+"""Small pieces every widget shares: escaping, numbers as text, status boxes,
+plain-word explanations of engine errors, and a safe way to pull engine steps.
+
+Nothing here knows how backward works; it only formats what the engine reports.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from autograd_kit import set_grad_enabled, is_grad_enabled
+from autograd_kit.autograd import backward_steps
+from autograd_kit.viz import access, labels
+
+TABLE = ("<style>.ak-table td, .ak-table th {padding: 1px 8px; text-align: left; "
+         "vertical-align: top}</style><table class='ak-table'>")
+COLOURS = {"info": ("#eef4fb", "#4a7ab5"), "ok": ("#edf7ed", "#3c8c3c"),
+           "error": ("#fdeeee", "#c0392b"), "warn": ("#fff6e0", "#c98a00")}
+
+
+def esc(value) -> str:
+    """Any value as text that is safe inside HTML (a variable called ``<script>``
+    is shown as those eight characters)."""
+    return html.escape(str(value), quote=True)
+
+
+def values(t) -> str:
+    """A tensor's numbers, short: ``12.``, ``[1., 2.]``, ``min .. mean .. max ..``;
+    ``None`` for a missing gradient."""
+    if t is None:
+        return "None"
+    if not access.is_tensor(t):
+        return str(t)
+    return labels.values_text(access.host_array(t))[0]
+
+
+def name_index(names) -> dict[int, str]:
+    """``{id(tensor): name}`` from a namespace such as ``globals()`` (names that
+    start with ``_`` are skipped, as ``make_dot`` does)."""
+    out: dict[int, str] = {}
+    for name, obj in dict(names or {}).items():
+        if isinstance(name, str) and not name.startswith("_") and access.is_tensor(obj):
+            out.setdefault(id(obj), name)
+    return out
+
+
+def tensor_name(t, index: dict[int, str], default: str = "a leaf") -> str:
+    """The variable name of ``t`` if known, else ``default`` with its shape."""
+    name = index.get(id(t))
+    if name:
+        return name
+    return f"{default} of shape {labels.shape_text(access.shape_of(t))}"
+
+
+def grad_label(t, index: dict[int, str], kind: str = "leaf") -> str:
+    """``x.grad`` for a named tensor, ``.grad of a leaf of shape (3)`` otherwise."""
+    name = index.get(id(t))
+    return f"{name}.grad" if name else f".grad of {tensor_name(t, index, 'a ' + kind)}"
+
+
+def box(message_html: str, kind: str = "info") -> str:
+    """A coloured message box (``message_html`` must already be escaped)."""
+    fill, edge = COLOURS[kind]
+    return (f"<div style='background:{fill};border-left:4px solid {edge};"
+            f"padding:4px 8px;margin:2px 0'>{message_html}</div>")
+
+
+def explain(err: BaseException) -> str:
+    """An engine error in plain words, then the engine's own message (HTML)."""
+    kind = getattr(err, "kind", "")
+    words = {
+        "graph_freed": "This graph was already used by a backward pass that freed the "
+                       "tensors it had saved, so there is nothing left to compute the "
+                       "gradients from. Run the forward pass again to build a new graph, "
+                       "or give the first backward retain_graph=True.",
+        "non_scalar": "The root holds more than one number. backward() can start on its "
+                      "own only from a single number (the loss); for a tensor, say how "
+                      "much each element matters: pass gradient=torch.ones_like(root).",
+        "no_grad_fn": "This tensor is not part of any graph: it does not require grad and "
+                      "has no grad_fn, so no gradient can flow back from it. Create the "
+                      "inputs with requires_grad=True before computing it.",
+        "grad_shape": "The gradient given for the root must have the root's shape.",
+        "leaf_inplace": "A leaf that requires grad cannot be changed in place: its .grad "
+                        "would describe a value that no longer exists. The engine refused "
+                        "before touching anything.",
+    }.get(kind)
+    if kind == "saved_modified":
+        node = access.node_name(err.node)
+        words = (f"{node} saved '{err.saved_name}' for backward at version {err.expected}, "
+                 f"but that tensor is now at version {err.found}: an in-place operation "
+                 "changed it after it was saved, so the gradient would be computed from "
+                 "the wrong numbers. The engine stopped instead.")
+    words = words or "The engine stopped with an error."
+    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>Engine message "
+            f"({esc(type(err).__name__)}): <code>{esc(err)}</code></span>")
+
+
+def picture(graph, styles: dict | None = None) -> tuple[str, str | None]:
+    """``(svg, None)`` for a :class:`autograd_kit.viz.Graph`, restyled when ``styles``
+    is given, or ``("", reason)`` when nothing can draw it."""
+    try:
+        return (graph.restyle(styles) if styles else graph.svg()), None
+    except Exception as err:  # no Graphviz: say so in words, keep the widget usable
+        return "", f"The graph could not be drawn: {err}"
+
+
+def picture_html(graph, styles: dict | None = None) -> str:
+    svg, problem = picture(graph, styles)
+    return box(esc(problem), "warn") if problem else svg
+
+
+class EnginePass:
+    """One run of the engine's ``backward_steps`` generator, pulled a step at a time.
+
+    The generator switches grad mode off while it runs (gradient formulas must
+    not record a graph).  Paused between two steps it would leave grad mode off
+    for the rest of the notebook, so the caller's mode is put back after every
+    step and the engine's mode (off) is set again before the next one."""
+
+    def __init__(self, root, gradient=None, retain_graph: bool = False) -> None:
+        self._gen = backward_steps(root, gradient, retain_graph=retain_graph)
+        self._started = False
+
+    def next(self):
+        """The next :class:`autograd_kit.engine.Step`; StopIteration at the end;
+        engine errors (RuntimeError) pass through unchanged."""
+        caller = is_grad_enabled()
+        try:
+            if self._started:
+                set_grad_enabled(False)
+            self._started = True
+            return next(self._gen)
+        finally:
+            set_grad_enabled(caller)
+
+    def close(self) -> None:
+        caller = is_grad_enabled()
+        try:
+            self._gen.close()
+        finally:
+            set_grad_enabled(caller)
+
+
+class Bench(W.VBox):
+    """Base of every widget here: a VBox with a deterministic text repr."""
+
+    def describe(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.describe()})"
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = repr(self)
+        return bundle
+
+
+def button(description: str, handler, tooltip: str = "", width: str = "auto") -> W.Button:
+    b = W.Button(description=description, tooltip=tooltip or description,
+                 layout=W.Layout(width=width))
+    b.on_click(lambda _b: handler())
+    return b

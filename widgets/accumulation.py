@@ -1,0 +1,149 @@
+"""``AccumulationDemo``: ``.grad`` is a running sum, not a fresh answer.
+
+Each call to ``backward()`` *adds* the new gradient into the leaf's ``.grad``;
+that is why training loops zero it.  The bench keeps one leaf ``x`` and one
+graph for ``loss``, and gives four buttons:
+
+* ``forward``: build the loss again (a new graph);
+* ``backward``: ``loss.backward()``, which frees the graph's saved tensors, so a
+  second click on the same graph gets the engine's "second time" error;
+* ``backward (retain_graph=True)``: keeps the graph for another call;
+* ``zero grad``: ``x.grad.zero_()``.
+
+A table and a small chart show ``x.grad`` after every click, as the engine left it.
+"""
+from __future__ import annotations
+
+import ipywidgets as W
+
+import autograd_kit as ak
+
+from ._common import TABLE, Bench, box, button, esc, explain, values
+from .plot import line_chart
+
+
+def _default_loss(x):
+    return x ** 2 * 3
+
+
+class AccumulationDemo(Bench):
+    """A leaf ``x``, a loss built from it, and buttons to call backward repeatedly.
+
+    ``loss_fn(x)`` builds the loss (default ``x ** 2 * 3``) and ``label`` is the
+    code shown for it.  From Python: ``forward()``, ``backward(retain_graph=False)``,
+    ``zero_grad()``; ``history`` lists ``(action, x.grad as float or None, error)``."""
+
+    def __init__(self, x_value: float = 2.0, loss_fn=None,
+                 label: str = "loss = x ** 2 * 3") -> None:
+        super().__init__()
+        self.loss_fn = loss_fn or _default_loss
+        self.label = label
+        self.history: list[tuple[str, float | None, str | None]] = []
+        self.problem: str | None = None
+        self.x = self.loss = None
+        try:
+            value = float(x_value)
+        except (TypeError, ValueError):
+            self.problem = (f"x_value must be a number (it becomes x = torch.tensor(value, "
+                            f"requires_grad=True)); it was given {x_value!r}.")
+        else:
+            self.x = ak.tensor(value, requires_grad=True)
+            self._build_loss()
+        self._build_view()
+        if self.problem is None:
+            self.history.append(("start", None, None))
+        self._render()
+
+    def _build_loss(self) -> None:
+        try:
+            loss = self.loss_fn(self.x)
+        except Exception as err:  # the user's function failed: say so in words
+            self.problem = f"loss_fn(x) failed: {type(err).__name__}: {err}"
+            return
+        if not (isinstance(loss, ak.Tensor) and loss.grad_fn is not None
+                and loss.numel() == 1):
+            self.problem = ("loss_fn(x) must return a single-number tensor computed "
+                            f"from x (with a grad_fn); it returned {loss!r}.")
+            return
+        self.loss = loss
+
+    # -- the actions --------------------------------------------------------------
+    def forward(self) -> None:
+        """Build the loss again: a fresh graph (``.grad`` is kept)."""
+        self._build_loss()
+        self._record("forward (new graph)", None)
+
+    def backward(self, retain_graph: bool = False) -> None:
+        """``loss.backward(retain_graph=...)``; an engine error is shown in words."""
+        action = "backward (retain_graph=True)" if retain_graph else "backward"
+        try:
+            self.loss.backward(retain_graph=retain_graph)
+        except RuntimeError as err:
+            return self._record(action, err)
+        self._record(action, None)
+
+    def zero_grad(self) -> None:
+        """``x.grad.zero_()`` (nothing to do while ``x.grad`` is None)."""
+        if self.x.grad is not None:
+            with ak.no_grad():
+                self.x.grad.zero_()
+        self._record("zero grad", None)
+
+    @property
+    def grads(self) -> list[float | None]:
+        """``x.grad`` after each action, starting with None."""
+        return [g for _, g, _ in self.history]
+
+    def _record(self, action: str, err) -> None:
+        grad = None if self.x.grad is None else float(self.x.grad.item())
+        self.history.append((action, grad, None if err is None else str(err)))
+        self._last_error = err
+        self._render()
+
+    # -- the view ---------------------------------------------------------------
+    def _build_view(self) -> None:
+        self.forward_button = button("forward", self.forward, "build the loss again")
+        self.backward_button = button("backward", self.backward, "loss.backward()")
+        self.retain_button = button("backward (retain_graph=True)",
+                                    lambda: self.backward(True),
+                                    "loss.backward(retain_graph=True)")
+        self.zero_button = button("zero grad", self.zero_grad, "x.grad.zero_()")
+        buttons = [self.forward_button, self.backward_button, self.retain_button,
+                   self.zero_button]
+        for b in buttons:
+            b.disabled = self.problem is not None
+        self.code = W.HTML()
+        self.status = W.HTML()
+        self.table = W.HTML(layout=W.Layout(width="50%"))
+        self.chart = W.HTML()
+        self._last_error = None
+        self.children = [self.code, W.HBox(buttons), self.status,
+                         W.HBox([self.table, self.chart])]
+
+    def _render(self) -> None:
+        if self.problem is not None:
+            self.code.value = ""
+            self.status.value = box(esc(self.problem), "error")
+            return
+        self.code.value = (f"<pre style='margin:2px 0'>x = torch.tensor("
+                           f"{esc(values(self.x))}, requires_grad=True)\n{esc(self.label)}"
+                           "</pre>")
+        action, grad, _ = self.history[-1] if self.history else ("start", None, None)
+        if self._last_error is not None:
+            self.status.value = box(f"{esc(action)}: " + explain(self._last_error), "error")
+        else:
+            self.status.value = box(esc(f"after {action}: x.grad = {values(self.x.grad)}"),
+                                    "ok" if action != "start" else "info")
+        rows = "".join(
+            f"<tr><td>{i}</td><td>{esc(a)}</td><td>{esc('None' if g is None else f'{g:.6g}')}"
+            f"</td><td>{'engine refused' if e else ''}</td></tr>"
+            for i, (a, g, e) in enumerate(self.history))
+        self.table.value = (f"{TABLE}<tr><th>click</th><th>action</th><th>x.grad</th>"
+                            f"<th></th></tr>{rows}</table>")
+        self.chart.value = line_chart(list(enumerate(self.grads)), "x.grad after each click")
+
+    def describe(self) -> str:
+        if self.problem is not None:
+            return "cannot build the loss"
+        return f"x={values(self.x)}, {self.label}, clicks={len(self.history) - 1}, " \
+               f"x.grad={values(self.x.grad)}"

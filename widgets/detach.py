@@ -1,0 +1,123 @@
+"""``DetachDemo``: the same expression ``y = x * c``, built five ways.
+
+Every way gives the same number for ``y``, but not the same graph, so not the
+same gradients (``x`` and ``c`` both worth 2):
+
+* a separate leaf, ``c = torch.tensor(2., requires_grad=True)``: ``x.grad = c``,
+  and ``c.grad = x``;
+* the same tensor, ``c = x``: ``y = x * x``, ``x.grad = 2x``;
+* a constant, ``c = torch.tensor(2.)``: ``x.grad = c``;
+* ``c = x.detach().clone()``: ``x.grad = c``: the path through ``c`` is cut;
+* ``c = x.clone()``: ``x.grad = 2x``: CloneBackward0 passes the gradient on.
+
+The pictures are drawn by ``make_dot`` with saved tensors shown: a value that
+``MulBackward0`` uses but that has no gradient edge (a cut) is outlined in red
+and dashed.
+"""
+from __future__ import annotations
+
+import ipywidgets as W
+
+import autograd_kit as ak
+from autograd_kit.viz import make_dot
+
+from ._common import TABLE, Bench, box, esc, picture_html, values
+
+CUT = {"color": "#d62728", "style": "filled,dashed", "penwidth": "2"}
+
+WAYS = (
+    ("a separate leaf", "c = torch.tensor({v}, requires_grad=True)",
+     lambda x, v: ak.tensor(v, requires_grad=True)),
+    ("the same tensor", "c = x", lambda x, v: x),
+    ("a constant", "c = torch.tensor({v})", lambda x, v: ak.tensor(v)),
+    ("detach().clone()", "c = x.detach().clone()", lambda x, v: x.detach().clone()),
+    ("clone()", "c = x.clone()", lambda x, v: x.clone()),
+)
+
+
+def _grad_text(t, x) -> str:
+    if t is x:
+        return "— (c is x)"
+    if not t.requires_grad:
+        return "— (does not require grad)"
+    if not t.is_leaf:
+        return "— (not a leaf)"
+    return values(t.grad)
+
+
+class DetachDemo(Bench):
+    """``y = x * c`` with ``c`` made five ways; graphs and a table of gradients.
+
+    ``x_value`` is the value of ``x`` (``c`` gets the same value, so ``y`` is the
+    same number every time).  ``results`` holds one dict per way."""
+
+    def __init__(self, x_value: float = 2.0) -> None:
+        super().__init__()
+        self.results: list[dict] = []
+        try:
+            self.x_value = float(x_value)
+        except (TypeError, ValueError):
+            self.problem = f"x_value must be a number; it was given {x_value!r}."
+            self.children = [W.HTML(box(esc(self.problem), "error"))]
+            return
+        self.problem = None
+        for title, code, make in WAYS:
+            self.results.append(self._build(title, code.format(v=self._v()), make))
+        self.table = W.HTML(self._table())
+        self.tabs = W.Tab(children=[W.HTML(self._card(r)) for r in self.results])
+        for i, r in enumerate(self.results):
+            self.tabs.set_title(i, r["way"])
+        self.children = [W.HTML(self._intro()), self.table, self.tabs]
+
+    def _v(self) -> str:
+        return values(ak.tensor(self.x_value))
+
+    def _build(self, way: str, code: str, make) -> dict:
+        x = ak.tensor(self.x_value, requires_grad=True)
+        c = make(x, self.x_value)
+        y = x * c
+        node = y.grad_fn
+        edges = [n is not None for n, _ in node.next_functions]
+        cut = c if not edges[1] else None
+        graph_before = make_dot(y, names={"x": x, "c": c, "y": y}, show_saved=True,
+                                node_styles={cut: CUT} if cut is not None else None)
+        y.backward(retain_graph=True)
+        return {"way": way, "code": code, "x": x, "c": c, "y": y,
+                "y_value": values(y), "x_grad": values(x.grad), "c_grad": _grad_text(c, x),
+                "edges": edges, "graph": graph_before}
+
+    def _intro(self) -> str:
+        v = self._v()
+        return (f"<div>Five ways to build <code>y = x * c</code> with <code>x = torch.tensor("
+                f"{esc(v)}, requires_grad=True)</code> and <code>c</code> worth {esc(v)}, then "
+                "<code>y.backward()</code>. Same value of y, different graphs, different "
+                "gradients. <span style='border:2px dashed #d62728;padding:0 3px'>Red dashed"
+                "</span> = a value MulBackward0 uses but sends no gradient to (a cut edge)."
+                "</div>")
+
+    def _table(self) -> str:
+        rows = []
+        for r in self.results:
+            kept = sum(r["edges"])
+            edges = f"{kept} of 2" + ("" if kept == 2 else " (edge to c cut)")
+            rows.append(f"<tr><td>{esc(r['way'])}</td><td><code>{esc(r['code'])}</code></td>"
+                        f"<td>{esc(r['y_value'])}</td><td><b>{esc(r['x_grad'])}</b></td>"
+                        f"<td>{esc(r['c_grad'])}</td><td>{esc(edges)}</td></tr>")
+        return (f"{TABLE}<tr><th>way</th><th>code</th><th>y</th><th>x.grad</th>"
+                "<th>c.grad</th><th>gradient edges into MulBackward0</th></tr>"
+                + "".join(rows) + "</table>")
+
+    def _card(self, r: dict) -> str:
+        where = ["x" if i == 0 else "c" for i, kept in enumerate(r["edges"]) if kept]
+        cut = [] if r["edges"][1] else ["c"]
+        text = (f"<code>{esc(r['code'])}</code>; <code>y = x * c</code>. MulBackward0 sends "
+                f"gradients to: {esc(', '.join(where))}"
+                + (f"; cut: {esc(', '.join(cut))}" if cut else "") +
+                f". Result: <code>x.grad = {esc(r['x_grad'])}</code>")
+        return f"<div>{text}</div>{picture_html(r['graph'])}"
+
+    def describe(self) -> str:
+        if self.problem is not None:
+            return "cannot build the examples"
+        grads = ", ".join(f"{r['way']}: {r['x_grad']}" for r in self.results)
+        return f"y = x * c with x = {self._v()}; x.grad by way: {grads}"

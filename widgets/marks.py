@@ -1,0 +1,49 @@
+"""Which boxes of the picture to colour after some backward steps.
+
+The picture is laid out once; every step only recolours boxes through
+``Graph.restyle``:
+
+* nodes already processed: green; the node just processed: orange, red border;
+* leaves whose ``.grad`` was updated: green border;
+* saved tensors freed (``retain_graph=False``): grey, once every node that
+  saved them has run.  Nodes not reached yet keep the theme's colours.
+"""
+from __future__ import annotations
+
+DONE = {"fillcolor": "#c6efce", "color": "#3c8c3c"}
+CURRENT = {"fillcolor": "#ffd27f", "color": "#d62728", "penwidth": "3"}
+UPDATED = {"color": "#3c8c3c", "penwidth": "3"}
+FREED = {"fillcolor": "#eeeeee", "color": "#aaaaaa", "fontcolor": "#999999"}
+LEGEND = ("<span style='background:#c6efce;padding:0 4px'>done</span> "
+          "<span style='background:#ffd27f;border:2px solid #d62728;padding:0 4px'>current"
+          "</span> <span style='background:#d3d3d3;padding:0 4px'>waiting</span> "
+          "<span style='background:#eeeeee;color:#999;padding:0 4px'>saved tensor freed"
+          "</span>")
+
+
+def saved_box_owners(graph) -> dict[str, set]:
+    """Saved-tensor box id -> ids of the op boxes that saved it."""
+    owners: dict[str, set] = {}
+    for e in graph.edges:
+        if e.kind == "saved":
+            owners.setdefault(e.head, set()).add(e.tail)
+    return owners
+
+
+def styles(graph, steps: list, owners: dict[str, set]) -> dict:
+    """``{node, tensor or box id: style}`` for the picture after ``steps``."""
+    out, released = {}, set()
+    for step in steps:
+        out[step.node] = DONE
+        for t, _old, _new in step.leaves:
+            out[t] = UPDATED
+        if step.released:
+            box_id = graph.node_id(step.node)
+            if box_id is not None:
+                released.add(box_id)
+    for box_id, ops in owners.items():
+        if ops <= released:
+            out[box_id] = FREED
+    if steps:
+        out[steps[-1].node] = CURRENT
+    return out

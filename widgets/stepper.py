@@ -1,0 +1,273 @@
+"""``BackwardStepper``: watch the engine's backward pass one node at a time.
+
+The widget holds no autograd logic.  It pulls records from the engine's own
+``backward_steps()`` generator (the one ``backward()`` exhausts) and draws them:
+
+* the graph is laid out once; each step only recolours boxes
+  (``Graph.restyle``): done, current, waiting, leaves updated, saved tensors freed;
+* going back is "restore, then replay": a :class:`GraphSnapshot` taken at the
+  start puts grads and saved tensors back exactly, and the deterministic engine
+  is run forward again to the wanted step;
+* ``total`` comes from a counting pass with ``retain_graph=True`` (then restored),
+  which also records each node's local derivative for the panel.
+"""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from autograd_kit.autograd import GraphSnapshot
+from autograd_kit.errors import NoGradFnError
+from autograd_kit.viz import access, make_dot
+
+from . import marks, panel
+from ._common import Bench, EnginePass, box, button, esc, explain, grad_label, \
+    name_index, picture_html, values
+
+
+class BackwardStepper(Bench):
+    """Step through ``root.backward(gradient, retain_graph=...)`` node by node.
+
+    Buttons Step / Back / Run / Reset and a Play + slider drive it; from Python,
+    ``step()``, ``back()``, ``run()``, ``reset()``, ``go_to(n)``, ``run_again()``.
+    ``names`` (e.g. ``globals()``) labels tensors with their variable names;
+    ``show_saved`` draws saved tensors (greyed out as they are freed);
+    ``max_nodes`` folds long chains of a big graph (a fold is coloured as one box)."""
+
+    def __init__(self, root, gradient=None, retain_graph: bool = False, names=None, *,
+                 show_saved: bool = True, theme: str = "light",
+                 max_nodes: int | None = None) -> None:
+        super().__init__()
+        self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
+        self._index = name_index(names)
+        self._steps: list = []
+        self._pass: EnginePass | None = None
+        self._locals: dict[int, tuple | None] = {}
+        self._error: BaseException | None = None   # what stopped the current pass
+        self._note = ""                              # result of a second pass
+        self._syncing = False
+        self.passes = 0                              # passes tried after the first
+        self.total, self.problem, self._ahead = 0, None, None
+        self._graph = None
+        if not access.is_tensor(root):
+            self.problem = (f"BackwardStepper shows the backward pass of a tensor; it was "
+                            f"given a {type(root).__name__}.")
+        elif root.grad_fn is None and not root.requires_grad:
+            self.problem = NoGradFnError(0)  # (GraphSnapshot can't take such a root)
+        else:
+            self._snapshot = GraphSnapshot(root)
+            self.total, self._ahead = self._count()
+            self._graph = make_dot(root, names=names, show_saved=show_saved, theme=theme,
+                                   max_nodes=max_nodes)
+            self._saved_boxes = marks.saved_box_owners(self._graph)
+            if self.total == 0 and self._ahead is not None:
+                self.problem = self._ahead
+        self._build()
+        self._render()
+
+    # -- the engine --------------------------------------------------------------
+    def _count(self):
+        """Steps in a full pass (and the error that would stop it), by a dry run
+        with ``retain_graph=True`` whose effects are then undone."""
+        count, error, dry = 0, None, EnginePass(self.root, self.gradient, True)
+        try:
+            while True:
+                step = dry.next()
+                self._locals[step.index] = panel.local_factors(step)
+                count += 1
+        except StopIteration:
+            pass
+        except RuntimeError as err:
+            error = err
+        finally:
+            dry.close()
+            self._snapshot.restore()
+        return count, error
+
+    def _advance(self, n: int) -> None:
+        """Pull ``n`` more steps from the engine (fewer if it stops or fails)."""
+        for _ in range(n):
+            if self._pass is None:
+                self._pass = EnginePass(self.root, self.gradient, self.retain_graph)
+            try:
+                self._steps.append(self._pass.next())
+            except StopIteration:
+                return
+            except RuntimeError as err:
+                self._error = err
+                return
+
+    def _restart(self) -> None:
+        if self._pass is not None:
+            self._pass.close()
+        self._pass, self._steps, self._error = None, [], None
+        self._snapshot.restore()
+        self.passes, self._note = 0, ""
+
+    # -- public API -----------------------------------------------------------
+    @property
+    def position(self) -> int:
+        """How many steps have been done."""
+        return len(self._steps)
+
+    @property
+    def steps(self) -> list:
+        """The engine's records of the steps done so far."""
+        return list(self._steps)
+
+    @property
+    def current(self):
+        """The last step done (a :class:`autograd_kit.engine.Step`), or None."""
+        return self._steps[-1] if self._steps else None
+
+    @property
+    def finished(self) -> bool:
+        return self.problem is None and self.position == self.total and self._ahead is None
+
+    def step(self) -> None:
+        """One node further; at the end of a pass, a second full pass."""
+        if self.problem is not None:
+            return self._render()
+        if self.position < self.total or (self._ahead is not None and self._error is None):
+            self._advance(1)
+            return self._render()
+        if self.finished:
+            return self.run_again()
+        self._render()
+
+    def back(self) -> None:
+        """One step back (grads and freed buffers restored exactly)."""
+        self.go_to(self.position - 1)
+
+    def run(self) -> None:
+        """To the end of the pass: the same ``.grad`` values as ``root.backward()``."""
+        if self.problem is None:
+            self._advance(self.total - self.position + (self._ahead is not None))
+        self._render()
+
+    def reset(self) -> None:
+        """Back to the state before the first step."""
+        self.go_to(0)
+
+    def go_to(self, n: int) -> None:
+        """Stand after step ``n`` (0 = before the first)."""
+        if self.problem is not None:
+            return self._render()
+        n = max(0, min(int(n), self.total))
+        if n < self.position or self.passes or self._error is not None:
+            self._restart()
+        self._advance(n - self.position)
+        self._render()
+
+    def run_again(self) -> None:
+        """After a finished pass, run backward once more, as a second
+        ``root.backward()`` would: without ``retain_graph`` the engine refuses."""
+        if not self.finished:
+            self.run()
+            if not self.finished:
+                return
+        again = EnginePass(self.root, self.gradient, self.retain_graph)
+        before = self._leaf_grads()
+        self.passes += 1  # even a failed pass may have changed grads: go_to replays
+        try:
+            while True:
+                again.next()
+        except StopIteration:
+            after = self._leaf_grads()
+            change = "; ".join(f"{n} {before[k][1]} → {v}"
+                               for k, (n, v) in after.items())
+            self._note = box(esc(f"Pass {self.passes + 1} done: the gradients were added "
+                                 f"again (accumulated). {change}"), "ok")
+        except RuntimeError as err:
+            self._note = box(f"Pass {self.passes + 1}: " + explain(err), "error")
+        finally:
+            again.close()
+        self._render()
+
+    def _leaf_grads(self) -> dict:
+        """``{id(leaf): (name, its .grad as text now)}`` for the leaves reached."""
+        out = {}
+        for step in self._steps:
+            for t, _old, _new in step.leaves:
+                out[id(t)] = (grad_label(t, self._index), values(t.grad))
+        return out
+
+    # -- the view ---------------------------------------------------------------
+    def _build(self) -> None:
+        self.step_button = button("Step", self.step, "one node further")
+        self.back_button = button("Back", self.back, "one node back")
+        self.run_button = button("Run", self.run, "to the end of the pass")
+        self.reset_button = button("Reset", self.reset, "back to the start")
+        self.slider = W.IntSlider(value=0, min=0, max=max(self.total, 1),
+                                  description="steps", continuous_update=False)
+        self.play = W.Play(value=0, min=0, max=max(self.total, 1), interval=800,
+                           description="play")
+        W.jslink((self.play, "value"), (self.slider, "value"))
+        self.slider.observe(self._on_slider, names="value")
+        self.status = W.HTML()
+        self.panel = W.HTML(layout=W.Layout(width="40%", min_width="280px"))
+        self.picture = W.HTML(layout=W.Layout(width="60%", max_height="560px",
+                                              overflow="auto"))
+        controls = W.HBox([self.step_button, self.back_button, self.run_button,
+                           self.reset_button, self.play, self.slider])
+        for w in (self.step_button, self.back_button, self.run_button,
+                  self.reset_button, self.play, self.slider):
+            w.disabled = self.problem is not None
+        self.children = [self.status, controls, W.HTML(marks.LEGEND),
+                         W.HBox([self.picture, self.panel])]
+
+    def _on_slider(self, change) -> None:
+        if not self._syncing:
+            self.go_to(change["new"])
+
+    def _render(self) -> None:
+        self.status.value = self._status_html()
+        if self._graph is not None:
+            self.picture.value = picture_html(self._graph, marks.styles(
+                self._graph, self._steps, self._saved_boxes))
+        cur = self.current
+        if self.problem is not None:
+            self.panel.value = ""
+        elif cur is None:
+            self.panel.value = panel.start_html(self.root, self.gradient, self.total,
+                                                self._index)
+        else:
+            self.panel.value = panel.step_html(cur, self.total,
+                                               self._locals.get(cur.index), self._index)
+        self._syncing = True
+        try:
+            self.slider.value = self.play.value = min(self.position, self.slider.max)
+        finally:
+            self._syncing = False
+
+    def _status_html(self) -> str:
+        if self.problem is not None:
+            text = esc(self.problem) if isinstance(self.problem, str) else \
+                explain(self.problem)
+            return box(text + " Nothing to step through.", "error")
+        if self._error is not None:
+            return box(f"The engine stopped at step {self.position + 1}: "
+                       + explain(self._error), "error")
+        head = f"Step {self.position} of {self.total}"
+        if self.current is not None:
+            head += f": {access.node_name(self.current.node)}"
+        parts = [box(esc(head + "."), "info")]
+        if self._ahead is not None and self.position < self.total:
+            parts.append(box(f"Warning: this pass will stop after {self.total} steps. "
+                             + explain(self._ahead), "warn"))
+        if self.finished:
+            grads = ", ".join(f"<code>{esc(n)} = {esc(g)}</code>"
+                              for n, g in self._leaf_grads().values())
+            parts.append(box(f"Backward pass complete: {grads}. Press Step again for a "
+                             "second pass.", "ok"))
+        if self._note:
+            parts.append(self._note)
+        return "".join(parts)
+
+    def describe(self) -> str:
+        if self.problem is not None:
+            return "cannot show this root"
+        fn = getattr(self.root, "grad_fn", None)
+        root = access.node_name(fn) if fn is not None else "leaf"
+        cur = self.current
+        now = access.node_name(cur.node) if cur is not None else "start"
+        return f"root={root}, step {self.position} of {self.total}, at {now}"
