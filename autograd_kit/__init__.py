@@ -44,8 +44,8 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
-def numel(t):
-    return t.numel()
+def numel(input):  # noqa: A002 - PyTorch's name
+    return input.numel()
 
 
 def __getattr__(name):

@@ -109,7 +109,8 @@ class device:
             index = builtins.int(idx)
         if text not in ("cpu", "cuda"):
             raise RuntimeError(
-                "Expected one of cpu, cuda device type at start of device string: " + str(type_or_str))
+                "Expected one of cpu, cuda device type at start of device string: "
+                + str(type_or_str))
         self.type = text
         self.index = index if text == "cuda" else None  # device('cuda') has no index
 
@@ -239,7 +240,8 @@ def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
         arr = np.array(data, dtype=inferred)
     else:
         arr = xp.array(move(data, dev) if is_array(data) else data, dtype=inferred, copy=copy)
-    if arr.dtype == np.float64 and dt is None and not is_array(data) and not isinstance(data, _NUMPY_SCALARS):
+    if (arr.dtype == np.float64 and dt is None and not is_array(data)
+            and not isinstance(data, _NUMPY_SCALARS)):
         arr = arr.astype(_default_float.np)
     return arr
 
@@ -314,7 +316,8 @@ def same_device(a, b) -> builtins.bool:
     """True when arrays ``a`` and ``b`` can meet in one op (0-d CPU scalars go anywhere)."""
     if a.__class__ is b.__class__:
         return _cupy is None or a.__class__ is np.ndarray or a.device == b.device
-    return (a.ndim == 0 and a.__class__ is np.ndarray) or (b.ndim == 0 and b.__class__ is np.ndarray)
+    return ((a.ndim == 0 and a.__class__ is np.ndarray)
+            or (b.ndim == 0 and b.__class__ is np.ndarray))
 
 
 def cuda_device_count() -> builtins.int:

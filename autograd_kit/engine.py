@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import sys
 import warnings
 from dataclasses import dataclass, field
 
@@ -158,7 +159,6 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     needed = _needed(roots, targets) if targets is not None else None
     ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # sequence numbers are unique
     heapq.heapify(ready)
-    index = 0
     try:
         yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
                         _capture, _detail, targets if inputs is not None else None)
@@ -201,6 +201,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 deps[nxt] = left
                 if left == 0:
                     push(ready, (-nxt._seq, nxt))
+            grads_out = gi = contributions = None  # hold no gradient longer than needed
             if step is not None:
                 set_grad_mode(caller_mode)
                 yield step
@@ -232,7 +233,10 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         if detail and is_leaf_node:
             v = node.variable
             old = None if v._grad is None else Tensor._make(v._grad._data.copy())
-        grads_out = node.apply(g, needed) if needed is not None else node.apply(g)
+        if is_leaf_node and not detail and _take_over(node, g, contributions):
+            grads_out = ()
+        else:
+            grads_out = node.apply(g, needed) if needed is not None else node.apply(g)
     if node._post_hooks:
         for hook in list(node._post_hooks):
             new = hook(grads_out, (g,))
@@ -247,6 +251,25 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         if retained is not None:
             step.retained.append(retained)
     return grads_out, step
+
+
+def _take_over(node, g, contributions) -> bool:
+    """Let a leaf keep the arriving gradient's array instead of copying it.
+
+    Safe only when nothing else can see that array: it is no view, no other
+    object holds it, and the gradient tensor itself is referenced only by this
+    engine (its ``contributions`` list and the local ``g``).  PyTorch makes the
+    same check with its reference counts.  Otherwise AccumulateGrad copies."""
+    v = node.variable
+    if (v._grad is None and len(contributions) == 1 and v._hooks is None
+            and not is_grad_enabled() and g._data.base is None
+            and sys.getrefcount(g) == _ENGINE_REFS and sys.getrefcount(g._data) == 2):
+        v._grad = Tensor._make(g._data)
+        return True
+    return False
+
+
+_ENGINE_REFS = 4  # ``contributions[0]``, ``g`` here, ``g`` in _process, getrefcount's own
 
 
 def _store_grad(t, g):

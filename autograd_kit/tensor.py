@@ -131,7 +131,7 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD_SHORT if flag
                                else errors.NON_LEAF_REQUIRES_GRAD)
-        if flag and not (self._data.dtype.kind in "fc"):
+        if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError(errors.INT_REQUIRES_GRAD_ATTR)
         self._rg = bool(flag)
 

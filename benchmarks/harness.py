@@ -191,7 +191,7 @@ def run_workload(work: Workload, libs: dict, size: str, repeat: int, warmup: int
                 res.times_s.append(time_once(case.run, lib.sync))
             except Exception as exc:
                 _fail(res, lib, work, exc, log)
-    for lib, res, case in ready:
+    for _, res, _ in ready:
         if not res.error:
             res.median_s = statistics.median(res.times_s)
     ready.clear()  # drop the graphs and buffers before the next workload
@@ -270,7 +270,8 @@ def print_table(workloads: list, all_results: dict, libs: dict, out=print) -> li
                 "status": status or None, "error": res.error or None,
                 "skipped": res.skipped or None})
         rows.append(None)  # a rule between workloads
-    widths = [max(len(str(c[i])) for c in [head] + [r for r in rows if r]) for i in range(len(head))]
+    table = [head] + [r for r in rows if r]
+    widths = [max(len(str(c[i])) for c in table) for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()
     rule = "-" * len(line)
     out(line)

@@ -796,3 +796,38 @@ def test_gradcheck_without_raising(capsys):
     x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
     assert "Jacobian mismatch" in capsys.readouterr().out
+
+
+# -- a leaf may keep the arriving gradient's array, but never one shared ------
+def test_leaf_gradients_never_alias_each_other(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    y = torch.tensor([3., 4.], requires_grad=True, device=device)
+    (x + y).sum().backward()                 # both receive the same incoming gradient
+    x.grad.zero_()
+    assert y.grad.tolist() == [1., 1.]
+
+
+def test_leaf_gradient_never_aliases_the_users_gradient(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    v = torch.tensor([5., 6.], device=device)
+    (x + 0).backward(v)
+    x.grad.mul_(0)
+    assert v.tolist() == [5., 6.]
+
+
+def test_leaf_gradient_never_aliases_a_hooks_copy(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    seen = []
+    x.register_hook(lambda g: seen.append(g))
+    (x * 3).sum().backward()
+    x.grad.zero_()
+    assert seen[0].tolist() == [3., 3.]
+
+
+def test_gradient_taken_over_still_accumulates_correctly(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    loss = (x.exp() * 2).sum()
+    loss.backward(retain_graph=True)
+    first = x.grad.tolist()
+    loss.backward()
+    assert x.grad.tolist() == pytest.approx([2 * v for v in first])

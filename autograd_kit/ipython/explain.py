@@ -108,23 +108,42 @@ def _leaf_inplace(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=_called(t, names, "the tensor"), names=names)
 
 
+def _name_by_memory(t, names) -> str | None:
+    """The user's name for the tensor holding ``t``'s memory (an op's saved output
+    is kept as data only, so identity of the tensor object cannot find it)."""
+    from ..tensor import Tensor
+    if t is None:
+        return None
+    found = name_of(t, names)
+    if found:
+        return found
+    for key, value in (names or {}).items():
+        if isinstance(key, str) and not key.startswith("_") and isinstance(value, Tensor) \
+                and value._data is t._data:
+            return key
+    return None
+
+
 def _saved_modified(err, names) -> Explanation:
     node, name = err.node, _node_name(err.node)
-    slot = getattr(node, "_saved", {}).get(err.saved_name)
-    t = getattr(slot, "tensor", None)
-    what = _called(t, names, f"its value `{err.saved_name}`")
-    a = name_of(t, names) or "a"
+    a = _name_by_memory(err.tensor, names)
+    what = f"`{a}`" if a else f"the value it saved as `{err.saved_name}`"
     made_by = f" (an output of {err.producer})" if err.producer else ""
+    changes = (f"`{a} += 1`, `{a}.mul_(2)`, `{a}[0] = 0`" if a else
+               "`+= 1`, `.mul_(2)`, `[0] = 0`")
+    fixes = (f"write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
+             f"change a copy (`{a}.clone()`), or make the change after backward()." if a
+             else "write the change out of place (`y = y * 2` rather than `y *= 2`), change "
+                  "a copy made with `.clone()`, or make the change after backward().")
     return Explanation(
-        f"{name} needs {what} to compute its gradient, but {what} was changed in place "
+        f"{name} needs {what} to compute its gradient, but it was changed in place "
         "after it was saved.",
         [f"When the forward pass ran, {name} saved {what}{made_by} at version "
-         f"{err.expected}. An in-place operation (`{a} += 1`, `{a}.mul_(2)`, `{a}[0] = 0`"
-         f"...) has changed it since: it is now at version {err.found}. Every in-place "
-         "change adds 1 to a tensor's `._version`; backward compares the two numbers so "
-         "that it never computes a gradient from values that are gone.",
-         f"Fix: write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
-         f"change a copy (`b = {a}.clone()`), or make the change after backward()."],
+         f"{err.expected}. An in-place operation ({changes}...) has changed it since: it "
+         f"is now at version {err.found}. Every in-place change adds 1 to a tensor's "
+         "`._version`; backward compares the two numbers so that it never computes a "
+         "gradient from values that are gone.",
+         "Fix: " + fixes],
         root=node, culprit=node, culprit_name=name, show_saved=True, names=names)
 
 

@@ -17,6 +17,7 @@ from ..ops import loss as _loss
 from ..ops.arith import addmm
 from ..ops.inplace import inplace as _inplace
 from ..ops.unary import leaky_relu as _leaky_relu
+
 from ..tensor import Tensor
 
 
@@ -92,16 +93,6 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
                       UserWarning, stacklevel=3)
 
 
-def _reduce(values: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return values.mean()
-    if reduction == "sum":
-        return values.sum()
-    if reduction == "none":
-        return values
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error: mean((x - y)²); one node, MseLossBackward0."""
     _warn_size(input, target)
@@ -111,7 +102,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error: mean(|x - y|); its gradient is sign(x - y) / N."""
     _warn_size(input, target)
-    return _reduce((input - target).abs(), reduction)
+    return _loss.reduce_loss((input - target).abs(), reduction)
 
 
 _TYPE_WORDS = {"float16": "Half", "float32": "Float", "float64": "Double",
@@ -152,7 +143,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int 
     class_dim = 0 if input.dim() == 1 else 1
     if target.shape == input.shape and target.dtype.is_floating_point:
         per_sample = -(input.log_softmax(class_dim) * target).sum(class_dim)
-        return _reduce(per_sample, reduction)
+        return _loss.reduce_loss(per_sample, reduction)
     return nll_loss(input.log_softmax(class_dim), target, reduction=reduction)
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 
 from .. import backend
 from ..grad_mode import no_grad
+from ..ops.convert import parse_to_args
 from ..tensor import Tensor
 from .parameter import Parameter
 from .utils import typename, zero_grad_
@@ -279,18 +280,10 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """``to(device)``, ``to(dtype)`` or both; dtypes apply to floating-point tensors."""
-        dev, dt = kwargs.get("device"), kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, backend.dtype):
-                dt = a
-            elif isinstance(a, Tensor):
-                dev, dt = a.device, a.dtype
-            else:
-                dev = a
+        dev, dt = parse_to_args(args, kwargs)
         if dt is not None and not (dt.is_floating_point or dt.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                             f"but got desired dtype={dt}")
-        dev = backend.device(dev) if dev is not None else None
 
         def convert(t):
             if dt is not None and t.is_floating_point():

@@ -96,8 +96,9 @@ METHODS = {
     "new_ones": lambda self, *size, **kw: creation.ones(
         *size, dtype=kw.get("dtype", self.dtype), device=kw.get("device", self.device)),
     # in-place
-    "add_": _ip(arith.add), "sub_": _ip(arith.sub), "mul_": _ip(arith.mul),
-    "div_": _ip(arith.div), "pow_": _ip(arith.pow), "neg_": _ip(arith.neg),
+    "add_": _ip(arith.add, backend.np.add), "sub_": _ip(arith.sub, backend.np.subtract),
+    "mul_": _ip(arith.mul, backend.np.multiply), "div_": _ip(arith.div, backend.np.divide),
+    "pow_": _ip(arith.pow), "neg_": _ip(arith.neg),
     "clamp_": _ip(unary.clamp), "clip_": _ip(unary.clamp), "log_": _ip(unary.log),
     "exp_": _ip(unary.exp), "relu_": _ip(unary.relu), "sigmoid_": _ip(unary.sigmoid),
     "tanh_": _ip(unary.tanh), "sqrt_": _ip(unary.sqrt), "abs_": _ip(unary.abs),
@@ -107,8 +108,9 @@ METHODS = {
     "zero_": lambda self: inplace.inplace(self, inplace.zero),
     "masked_fill_": lambda self, mask, value: inplace.inplace(
         self, lambda old: shape.masked_fill(old, mask, value)),
-    "__iadd__": _ip(arith.add), "__isub__": _ip(arith.sub), "__imul__": _ip(arith.mul),
-    "__itruediv__": _ip(arith.div), "__setitem__": inplace.setitem,
+    "__iadd__": _ip(arith.add, backend.np.add), "__isub__": _ip(arith.sub, backend.np.subtract),
+    "__imul__": _ip(arith.mul, backend.np.multiply),
+    "__itruediv__": _ip(arith.div, backend.np.divide), "__setitem__": inplace.setitem,
     "uniform_": _sample("uniform"), "normal_": _sample("normal"),
 }
 

@@ -59,7 +59,8 @@ class OpNode(Node):
         meta = self._meta
         if self.variadic is not None:
             raw = self.variadic(g, **kw)
-            return tuple(None if fn is None or gi is None or (needed is not None and fn not in needed)
+            return tuple(None if fn is None or gi is None
+                         or (needed is not None and fn not in needed)
                          else _fit(gi, meta[2 * i], meta[2 * i + 1])
                          for i, ((fn, _), gi) in enumerate(zip(self.next_functions, raw)))
         out = []
@@ -138,18 +139,26 @@ def record(cls, data, inputs, **saved):
             break
     else:
         return _make(data)
-    node = _new(cls)
-    node.next_functions = tuple([edge(t) for t in inputs])
-    node._seq = _next_seq()
-    node._pre_hooks = node._post_hooks = node._retain = None
-    node.metadata = {}
     meta = []
     for t in inputs:
         meta += (t._data.shape, t._data.dtype)
-    node._meta = tuple(meta)
+    next_functions = tuple([edge(t) for t in inputs])
+    return _node_and_output(cls, data, next_functions, tuple(meta),
+                            tuple([fn is not None for fn, _ in next_functions]), saved)
+
+
+def _node_and_output(cls, data, next_functions, meta, mask, saved):
+    """Make the node and its output tensor; keep only the saved values that the
+    needed gradients read (the kwargs dict becomes the node's store)."""
+    node = _new(cls)
+    node.next_functions = next_functions
+    node._seq = _next_seq()
+    node._pre_hooks = node._post_hooks = node._retain = None
+    node.metadata = {}
+    node._meta = meta
     out = _make(data, True, node)
-    keep = cls.keep_for(tuple([fn is not None for fn, _ in node.next_functions]))
-    for k, v in saved.items():  # the kwargs dict becomes the node's store
+    keep = cls.keep_for(mask)
+    for k, v in saved.items():
         if v.__class__ is Tensor or isinstance(v, Tensor) or v is RESULT:
             if k not in keep:
                 saved[k] = None  # no needed gradient reads it: not kept (as in PyTorch)
@@ -168,25 +177,9 @@ def record_scalar(cls, data, a, **saved):
         refresh_view(a)
     if not a._rg or not _state.enabled:
         return _make(data)
-    node = _new(cls)
     fn = a._grad_fn
-    node.next_functions = ((fn, 0) if fn is not None else edge(a), _NO_EDGE)
-    node._seq = _next_seq()
-    node._pre_hooks = node._post_hooks = node._retain = None
-    node.metadata = {}
-    node._meta = (a._data.shape, a._data.dtype, None, None)
-    out = _make(data, True, node)
-    keep = cls.keep_for(_FIRST_ONLY)
-    for k, v in saved.items():
-        if v is a or v is RESULT:
-            if k not in keep:
-                saved[k] = None
-            elif v is RESULT:
-                saved[k] = SavedTensor(out, is_output=True)
-            else:
-                saved[k] = SavedTensor(v)
-    node._saved = saved
-    return out
+    return _node_and_output(cls, data, ((fn, 0) if fn is not None else edge(a), _NO_EDGE),
+                            (a._data.shape, a._data.dtype, None, None), _FIRST_ONLY, saved)
 
 
 _FIRST_ONLY = (True, False)

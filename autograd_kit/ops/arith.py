@@ -171,8 +171,8 @@ _add, _sub, _mul, _div, _pow = (operator.add, operator.sub, operator.mul, operat
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
-AddBackward0 = rule("AddBackward0", "alpha", self="g", other="g * alpha")
-SubBackward0 = rule("SubBackward0", "alpha", self="g", other="-g * alpha")
+AddBackward0 = rule("AddBackward0", "alpha", self="g", other="g if alpha == 1 else g * alpha")
+SubBackward0 = rule("SubBackward0", "alpha", self="g", other="-g if alpha == 1 else -g * alpha")
 RsubBackward1 = rule("RsubBackward1", "alpha", self="-g * alpha")
 MulBackward0 = rule("MulBackward0", "self other", self="g * other", other="g * self")
 DivBackward0 = rule("DivBackward0", "self other",
@@ -190,4 +190,4 @@ MvBackward0 = rule("MvBackward0", "self vec",
 MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mat2.mT", mat2="self.mT @ g")
 BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mat2.mT", mat2="self.mT @ g")
 AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2",
-                      self="g", mat1="g @ mat2.mT", mat2="mat1.mT @ g")
+                      self="g", mat1="g @ mat2.mT", mat2="mm_mat2_grad(g, mat1, mat2)")

@@ -10,7 +10,8 @@ from ..tensor import Tensor
 from ._rules import record, rule
 
 
-def _parse(args, kwargs):
+def parse_to_args(args, kwargs):
+    """``(device or None, dtype or None)`` from ``to``'s flexible arguments."""
     dev, dt = kwargs.get("device"), kwargs.get("dtype")
     for a in args:
         if isinstance(a, backend.dtype):
@@ -24,7 +25,7 @@ def _parse(args, kwargs):
 
 def to(x, *args, **kwargs):
     """``to(device)``, ``to(dtype)``, ``to(other_tensor)`` or ``to(device, dtype)``."""
-    dev, dt = _parse(args, kwargs)
+    dev, dt = parse_to_args(args, kwargs)
     a = x._data
     same_dev = dev is None or backend.same_place(dev, a)
     same_dt = dt is None or backend.np_dtype(dt) == a.dtype

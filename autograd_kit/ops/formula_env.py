@@ -124,6 +124,16 @@ def _exclusive_products(a, axis, xp):
     return (xp.take(left, range(n), axis=axis) * xp.take(right, range(1, n + 1), axis=axis))
 
 
+def mm_mat2_grad(g, mat1, mat2):
+    """mat1ᵀ @ g, laid out like ``mat2``: when mat2 is a transposed view (``W.t()``
+    in ``nn.Linear``), compute (gᵀ @ mat1)ᵀ so that transposing it back for W is
+    free and W's gradient is stored without a strided copy (as PyTorch does)."""
+    if mat2._data.ndim == 2 and not mat2._data.flags.c_contiguous and \
+            mat2._data.flags.f_contiguous:
+        return (g.mT @ mat1).mT
+    return mat1.mT @ g
+
+
 def count_of(t, dims):
     n = 1
     for d in dims:
@@ -184,7 +194,8 @@ def _install():
         "count_of": count_of, "select_key": select_key, "slice_key": slice_key,
         "zero_at": zero_at, "split_sizes": split_sizes, "repeat_backward": repeat_backward,
         "inverse_permutation": inverse_permutation, "where": where,
-        "product_of_others": product_of_others, "gather_view": shape.gather_view,
+        "product_of_others": product_of_others, "mm_mat2_grad": mm_mat2_grad,
+        "gather_view": shape.gather_view,
         "scatter_view": shape.scatter_view, "embed": shape.embed,
         "sum_to": reduce.sum_to, "log": unary.log, "exp": unary.exp,
     })

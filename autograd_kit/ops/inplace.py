@@ -196,13 +196,43 @@ FillBackward3 = rule("FillBackward3", "", self="zeros_like(g)", value="g.sum()")
 ZeroBackward0 = rule("ZeroBackward0", "", self="zeros_like(g)")
 
 
-def make_inplace(fn):
-    """``x.op_(...)`` from the out-of-place ``op(x, ...)``."""
+def make_inplace(fn, ufunc=None):
+    """``x.op_(...)`` from the out-of-place ``op(x, ...)``.
+
+    With ``ufunc`` (numpy's add, subtract...), an update that nothing records --
+    an optimizer step under ``no_grad`` -- writes straight into the tensor's
+    memory; anything unusual takes the general path, which also raises the errors."""
     def method(self, *args, **kwargs):
+        if ufunc is not None and _direct(self, ufunc, args, kwargs):
+            return self
         return inplace(self, lambda old, *a: fn(old, *a, **kwargs), *args)
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place version of ``{fn.__name__}``: changes this tensor's memory."
     return method
+
+
+def _direct(t, ufunc, args, kwargs) -> bool:
+    """Try ``ufunc(t, other * alpha, out=t)``; False when the general path is needed."""
+    if len(args) != 1 or set(kwargs) - {"alpha"}:
+        return False
+    other, alpha = args[0], kwargs.get("alpha", 1)
+    recording = is_grad_enabled() and (t._rg or (isinstance(other, Tensor) and other._rg))
+    if recording or t._data.dtype.kind != "f":
+        return False
+    if isinstance(other, Tensor):
+        if other._data.__class__ is not t._data.__class__:
+            return False
+        other = other._data
+    elif other.__class__ not in (int, float):
+        return False
+    if alpha != 1:
+        other = other * alpha
+    try:
+        ufunc(t._data, other, out=t._data)
+    except (ValueError, TypeError):  # shapes or types: let the general path explain
+        return False
+    t._vc.value += 1
+    return True
 
 
 def random_fill(t, sample):

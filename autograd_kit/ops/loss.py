@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from ._rules import as_tensor_pair, record, rule
 
 
-def _reduce(values, reduction: str):
+def reduce_loss(values, reduction: str):
     if reduction == "mean":
         return values.mean()
     if reduction == "sum":
@@ -25,7 +25,7 @@ def _reduce(values, reduction: str):
 def mse_loss(input, target, reduction: str = "mean"):
     x, y, dx, dy = as_tensor_pair(input, target)
     diff = dx - dy
-    out = _reduce(diff * diff, reduction)
+    out = reduce_loss(diff * diff, reduction)
     return record(MseLossBackward0, backend.xp_of(out).asarray(out), (x, y), self=x, target=y,
                   reduction=reduction)
 
@@ -35,7 +35,7 @@ def nll_loss(input, target, reduction: str = "mean"):
     xp = backend.xp_of(a)
     rows = xp.arange(a.shape[0])
     picked = -a[rows, t]
-    out = xp.asarray(_reduce(picked, reduction))
+    out = xp.asarray(reduce_loss(picked, reduction))
     return record(NllLossBackward0, out, (input,), target=target, reduction=reduction,
                   self_sym_sizes=a.shape)
 
@@ -50,7 +50,7 @@ def binary_cross_entropy(input, target, reduction: str = "mean"):
     xp = backend.xp_of(dx)
     eps_log = lambda v: xp.maximum(xp.log(v), -100)  # noqa: E731 - PyTorch clamps at -100
     values = -(dy * eps_log(dx) + (1 - dy) * eps_log(1 - dx))
-    out = xp.asarray(_reduce(values, reduction))
+    out = xp.asarray(reduce_loss(values, reduction))
     return record(BinaryCrossEntropyBackward0, out, (x, y), self=x, target=y,
                   reduction=reduction)
 
