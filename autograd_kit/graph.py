@@ -34,7 +34,7 @@ class Node:
     of the inputs, by the chain rule ``dL/dinput = dL/doutput * doutput/dinput``."""
 
     __slots__ = ("next_functions", "_seq", "_pre_hooks", "_post_hooks", "_retain",
-                 "metadata", "_saved", "__weakref__")
+                 "_metadata", "_saved", "__weakref__")
 
     def __init__(self, next_functions=()):
         self.next_functions = tuple(next_functions)
@@ -42,7 +42,7 @@ class Node:
         self._pre_hooks = None   # {output_nr: [hook, ...]} from tensor.register_hook
         self._post_hooks = None  # [hook(grad_inputs, grad_outputs)]
         self._retain = None      # weakref to the non-leaf tensor that retains grad
-        self.metadata = {}
+        self._metadata = None
         self._saved = {}
 
     # -- PyTorch's public face ---------------------------------------------
@@ -64,6 +64,13 @@ class Node:
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | {"_saved_" + k for k in self._saved})
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for your own notes on this node (as in PyTorch); made on first use."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def saved_names(self) -> list[str]:
         """Names of the values kept for backward (``self``, ``other``, ``result``...)."""

@@ -53,9 +53,12 @@ class OpNode(Node):
         return keep
 
     def apply(self, g, needed=None):
-        kw = {}
-        for k, v in self._saved.items():
-            kw[k] = v.unpack(self, k) if v.__class__ is SavedTensor else v
+        kw = self._saved
+        for v in kw.values():
+            if v.__class__ is SavedTensor:  # unpack (version-checked) into a fresh dict
+                kw = {k: (v.unpack(self, k) if v.__class__ is SavedTensor else v)
+                      for k, v in kw.items()}
+                break
         meta = self._meta
         if self.variadic is not None:
             raw = self.variadic(g, **kw)
@@ -69,7 +72,7 @@ class OpNode(Node):
             if fn is None or (needed is not None and fn not in needed):
                 out.append(None)  # no edge, or a gradient nobody asked for
             else:
-                gi = formula(g, **kw)
+                gi = g if formula is None else formula(g, **kw)
                 if gi.__class__ is not Tensor or gi._data.shape != meta[i] or \
                         gi._data.dtype != meta[i + 1]:
                     gi = _fit(gi, meta[i], meta[i + 1])
@@ -108,7 +111,9 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     words = lambda text: set(_IDENTIFIER.findall(text)) & set(names)  # noqa: E731
     attrs = {
         "__slots__": (),
-        "formulas": tuple(compile_(text) for text in formulas.values()),
+        # a formula that is just "g" passes the gradient on: no call needed
+        "formulas": tuple(None if text.strip() == "g" else compile_(text)
+                          for text in formulas.values()),
         "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
         "input_names": tuple(formulas),
         "variadic": staticmethod(compile_(variadic)) if variadic else None,
@@ -153,11 +158,12 @@ def _node_and_output(cls, data, next_functions, meta, mask, saved):
     node = _new(cls)
     node.next_functions = next_functions
     node._seq = _next_seq()
-    node._pre_hooks = node._post_hooks = node._retain = None
-    node.metadata = {}
+    node._pre_hooks = node._post_hooks = node._retain = node._metadata = None
     node._meta = meta
     out = _make(data, True, node)
-    keep = cls.keep_for(mask)
+    keep = cls._keep.get(mask)
+    if keep is None:
+        keep = cls.keep_for(mask)
     for k, v in saved.items():
         if v.__class__ is Tensor or isinstance(v, Tensor) or v is RESULT:
             if k not in keep:
@@ -170,7 +176,7 @@ def _node_and_output(cls, data, next_functions, meta, mask, saved):
     return out
 
 
-def record_scalar(cls, data, a, **saved):
+def record_scalar(cls, data, a, saved):
     """``record`` for ``tensor op number``: the number is a constant input with
     no edge (``(None, 0)`` in next_functions, as in PyTorch)."""
     if a._base is not None:

@@ -27,7 +27,7 @@ def _binary(node, fn, a, b, names=(), **attrs):
             return Tensor._make(out)
         if names:
             attrs[names[0]], attrs[names[1]] = a, b
-        return record_scalar(node, out, a, **attrs)
+        return record_scalar(node, out, a, attrs)
     a, b, da, db = as_tensor_pair(a, b)
     try:
         out = fn(da, db)
@@ -157,8 +157,12 @@ def addmm(bias, m1, m2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                            f"({'x'.join(map(str, m1.shape))} and "
                            f"{'x'.join(map(str, m2.shape))})")
-    return record(AddmmBackward0, bias._data + m1._data @ m2._data, (bias, m1, m2),
-                  mat1=m1, mat2=m2)
+    out = m1._data @ m2._data
+    if backend.broadcast_shapes(bias._data.shape, out.shape) == out.shape:
+        out += bias._data        # into the fresh product: one array, not two
+    else:
+        out = bias._data + out
+    return record(AddmmBackward0, out, (bias, m1, m2), mat1=m1, mat2=m2)
 
 
 def _type_name(t) -> str:
