@@ -26,9 +26,10 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
                            zeros, zeros_like)
 from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, maximum, mean, min, minimum,
                          norm, prod, softmax, std, sum, var)
-from .ops.shape import (cat, chunk, clone, column_stack, concat, concatenate, expand, flatten,
-                        hstack, narrow, permute, repeat, reshape, split, squeeze, stack, t,
-                        transpose, unbind, unsqueeze, vstack, where)
+from .ops.indexing import chunk, narrow, split, unbind
+from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, hstack,
+                        permute, repeat, reshape, squeeze, stack, t, transpose, unsqueeze,
+                        vstack, where)
 from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor, leaky_relu,
                         log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
                         tanh)

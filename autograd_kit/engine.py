@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import gc
 import heapq
-import sys
 import warnings
 from dataclasses import dataclass, field
 
 from . import errors
+from .accumulate import store_grad, take_over
 from .graph import AccumulateGrad, edge, grad_accumulator
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
@@ -122,7 +122,7 @@ def _pre_hooks(node, g):
     if node._retain is not None:
         t = node._retain()
         if t is not None:
-            retained = _store_grad(t, g)
+            retained = store_grad(t, g)
     if hooks:
         for hook in list(hooks.get(-1, ())):
             new = hook((g,))
@@ -229,11 +229,11 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         grads_out = () if is_leaf_node else node.apply(g, needed)
     else:
         if targets is not None and node in targets and not is_leaf_node:
-            retained = _store_grad(targets[node], g)  # backward(inputs=[non-leaf])
+            retained = store_grad(targets[node], g)  # backward(inputs=[non-leaf])
         if detail and is_leaf_node:
             v = node.variable
             old = None if v._grad is None else Tensor._make(v._grad._data.copy())
-        if is_leaf_node and not detail and _take_over(node, g, contributions):
+        if is_leaf_node and not detail and take_over(node, g, contributions):
             grads_out = ()
         else:
             grads_out = node.apply(g, needed) if needed is not None else node.apply(g)
@@ -251,52 +251,6 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         if retained is not None:
             step.retained.append(retained)
     return grads_out, step
-
-
-def _take_over(node, g, contributions) -> bool:
-    """Let a leaf keep the arriving gradient's array instead of copying it.
-
-    Safe only when nothing else can see that array: it is no view, no other
-    object holds it, and the gradient tensor itself is referenced only by this
-    engine (its ``contributions`` list and the local ``g``).  PyTorch makes the
-    same check with its reference counts.  Otherwise AccumulateGrad copies."""
-    v = node.variable
-    if (v._grad is None and len(contributions) == 1 and v._hooks is None
-            and not is_grad_enabled() and sys.getrefcount(g) == _ENGINE_REFS
-            and _unshared(g)):
-        v._grad = Tensor._make(g._data)
-        return True
-    return False
-
-
-def _unshared(g) -> bool:
-    """Only tensor ``g`` can reach its memory: a fresh array, or a C-ordered view
-    spanning the whole of a base array that nothing else holds (the gradient of
-    ``W.t()`` in ``nn.Linear``, of a reshape...)."""
-    a = g._data
-    base = a.base
-    if sys.getrefcount(a) != 3:  # g's slot, the local ``a``, getrefcount's argument
-        return False
-    if base is None:
-        return True
-    if base.base is not None or base.size != a.size or not a.flags.c_contiguous:
-        return False
-    owner = g._base[0] if g._base is not None else None   # the tensor viewed by g,
-    held = 1 if owner is not None and owner._data is base and \
-        sys.getrefcount(owner) == 3 else 0                # reachable only through g
-    return sys.getrefcount(base) == 3 + held  # a.base, the local, the argument
-
-
-_ENGINE_REFS = 4  # ``contributions[0]``, ``g`` here, ``g`` in _process, getrefcount's own
-
-
-def _store_grad(t, g):
-    """Accumulate ``g`` into a non-leaf tensor's ``.grad`` (retain_grad, inputs=)."""
-    if t._grad is None:
-        t._grad = g if g._rg else Tensor._make(g._data.copy())
-    else:
-        t._grad = t._grad + g
-    return (t, t._grad)
 
 
 class _gc_paused:
@@ -358,28 +312,3 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.detach()
         result.append(g)
     return tuple(result)
-
-
-class GraphSnapshot:
-    """The state backward changes (leaf grads, retained grads, saved tensors),
-    captured so a replaying viewer can put it back exactly."""
-
-    def __init__(self, roots) -> None:
-        roots = [n for n in (edge(t)[0] for t in _as_tuple(roots)) if n is not None]
-        nodes = set(roots) | set(count_dependencies(roots))
-        nodes.discard(None)
-        self.grads, self.saved, self.retained = [], [], []
-        for n in nodes:
-            if n.__class__ is AccumulateGrad:
-                v = n.variable
-                self.grads.append((v, None if v._grad is None else v._grad._data.copy()))
-            self.saved.append((n, n.snapshot_saved()))
-            if n._retain is not None and n._retain() is not None:
-                t = n._retain()
-                self.retained.append((t, None if t._grad is None else t._grad._data.copy()))
-
-    def restore(self) -> None:
-        for t, data in self.grads + self.retained:
-            t._grad = None if data is None else Tensor._make(data.copy())
-        for n, snap in self.saved:
-            n.restore_saved(snap)

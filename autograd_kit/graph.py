@@ -232,7 +232,7 @@ class AsStridedBackward0(Node):
         self._saved = {"view_fn": view_fn, "size": size}
 
     def apply(self, g, needed=None):
-        from .ops.shape import scatter_view
+        from .ops.indexing import scatter_view
         return (scatter_view(g, self._saved["size"], self._saved["view_fn"]),)
 
 

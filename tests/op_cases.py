@@ -26,9 +26,9 @@ from typing import Callable
 import numpy as np
 
 import autograd_kit as ak
-from autograd_kit.ops import shape as shape_ops
+from autograd_kit.ops import indexing as shape_ops
 from autograd_kit.ops import loss
-from autograd_kit.ops.shape import index_put
+from autograd_kit.ops.indexing import index_put
 
 
 @dataclass(frozen=True)

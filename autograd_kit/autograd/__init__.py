@@ -1,7 +1,8 @@
 """``autograd_kit.autograd``: the engine's public entry points, named as PyTorch names them."""
 from __future__ import annotations
 
-from ..engine import GraphSnapshot, Step, backward, backward_steps, grad
+from ..engine import Step, backward, backward_steps, grad
+from ..snapshot import GraphSnapshot
 from ..function import Function, FunctionCtx
 from ..gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..grad_mode import enable_grad, no_grad, set_grad_enabled

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor
-from . import arith, compare, convert, creation, formula_env, inplace, loss, reduce, shape, unary
+from . import (arith, compare, convert, creation, formula_env, indexing, inplace, loss, reduce,
+               shape, unary)
 
 formula_env._install()
 
@@ -60,8 +61,8 @@ METHODS = {
     "transpose": shape.transpose, "t": shape.t, "permute": shape.permute,
     "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
     "clone": shape.clone, "contiguous": shape.contiguous, "repeat": shape.repeat,
-    "narrow": shape.narrow, "unbind": shape.unbind, "split": shape.split,
-    "chunk": shape.chunk, "select": shape.select, "__getitem__": shape.getitem,
+    "narrow": indexing.narrow, "unbind": indexing.unbind, "split": indexing.split,
+    "chunk": indexing.chunk, "select": indexing.select, "__getitem__": indexing.getitem,
     "view_as": lambda self, o: shape.view(self, *o.shape),
     "reshape_as": lambda self, o: shape.reshape(self, *o.shape),
     "expand_as": lambda self, o: shape.expand(self, *o.shape),

@@ -184,7 +184,7 @@ def inverse_permutation(dims):
 
 
 def _install():
-    from . import convert, loss, reduce, shape, unary
+    from . import convert, indexing, loss, reduce, unary
     ENV.update({
         "scale_for": loss.scale_for, "nll_grad": loss.nll_grad, "to_device": convert.to_device,
         "pow_backward": pow_backward, "log_or_zero": log_or_zero, "inside": inside,
@@ -195,7 +195,7 @@ def _install():
         "zero_at": zero_at, "split_sizes": split_sizes, "repeat_backward": repeat_backward,
         "inverse_permutation": inverse_permutation, "where": where,
         "product_of_others": product_of_others, "mm_mat2_grad": mm_mat2_grad,
-        "gather_view": shape.gather_view,
-        "scatter_view": shape.scatter_view, "embed": shape.embed,
+        "gather_view": indexing.gather_view,
+        "scatter_view": indexing.scatter_view, "embed": indexing.embed,
         "sum_to": reduce.sum_to, "log": unary.log, "exp": unary.exp,
     })

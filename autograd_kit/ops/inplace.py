@@ -100,7 +100,7 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, g, needed=None):
-        from .shape import gather_view, scatter_view
+        from .indexing import gather_view, scatter_view
         inside = gather_view(g, self.view_fn)            # the gradient of the new view
         grads = self.fn.apply(inside)                     # through the in-place op
         base = g - scatter_view(inside, self.size, self.view_fn)  # outside the view: as is
@@ -174,7 +174,7 @@ def zero(old):
 def setitem(t, key, value):
     """``t[key] = value``: a copy into a view for basic keys (CopySlices), an
     index_put for integer-array or mask keys (IndexPutBackward0)."""
-    from .shape import _as_index, _is_basic, getitem, index_put
+    from .indexing import _as_index, _is_basic, getitem, index_put
     k = key if isinstance(key, tuple) else (key,)
     k = tuple(_as_index(i) for i in k)
     write = fill if isinstance(value, Tensor) and value.ndim == 0 else (

@@ -156,86 +156,6 @@ def repeat(x, *repeats):
     return record(RepeatBackward0, out, (x,), repeats=repeats, self_sym_sizes=x._data.shape)
 
 
-# ---------------------------------------------------------------- indexing --
-def _is_basic(k) -> bool:
-    return k is None or k is Ellipsis or isinstance(k, (int, slice)) and not isinstance(k, bool)
-
-
-def _as_index(k):
-    """A key element as numpy understands it (tensors become arrays)."""
-    if isinstance(k, Tensor):
-        if k._data.ndim == 0 and k._data.dtype.kind in "iu":
-            return int(k._data)
-        return k._data
-    if isinstance(k, (list, tuple)) and not isinstance(k, Tensor):
-        return backend.make_array(k)
-    return k
-
-
-def getitem(x, key):
-    """``x[key]``: basic keys become PyTorch's chain of select/slice views; integer
-    arrays and boolean masks make one IndexBackward0 (a copy, not a view)."""
-    key = key if isinstance(key, tuple) else (key,)
-    key = tuple(_as_index(k) for k in key)
-    if not builtins.all(_is_basic(k) for k in key):
-        out = x._data[key]
-        return record(IndexBackward0, out, (x,), indices=key, self_sym_sizes=x._data.shape)
-    consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
-    if consuming > x.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    t, dim = x, 0
-    for i, k in enumerate(key):
-        if k is None:
-            t, dim = unsqueeze(t, dim), dim + 1
-        elif k is Ellipsis:
-            later = builtins.sum(1 for k2 in key[i + 1:] if k2 is not None and k2 is not Ellipsis)
-            dim = t.ndim - later
-        elif isinstance(k, slice):
-            if k != slice(None):
-                t = _slice(t, dim, k)
-            dim += 1
-        else:
-            t = select(t, dim, k)
-    return t if t is not x else _view(AliasBackward0, x, x._data[...], lambda a: a[...])
-
-
-def select(x, dim, index):
-    n = x._data.shape[dim]
-    if not -n <= index < n:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {n}")
-    key = (slice(None),) * dim + (index, Ellipsis)  # "..." keeps a 0-d result a view
-    return _view(SelectBackward0, x, x._data[key], lambda a: a[key], dim=dim, index=index,
-                 self_sym_sizes=x._data.shape)
-
-
-def _slice(x, dim, s):
-    key = (slice(None),) * dim + (s,)
-    start, end, step = s.indices(x._data.shape[dim])
-    return _view(SliceBackward0, x, x._data[key], lambda a: a[key], dim=dim, start=start,
-                 end=end, step=step, self_sym_sizes=x._data.shape)
-
-
-def narrow(x, dim, start, length):
-    return _slice(x, dim % x.ndim, slice(start, start + length))
-
-
-def index_put(x, indices, values, accumulate=False):
-    """Out-of-place ``x[indices] = values`` for integer-array or mask keys."""
-    from ._rules import as_tensor_pair
-    x, values, dx, dv = as_tensor_pair(x, values)
-    out = dx.copy()
-    try:
-        if accumulate:
-            backend.xp_of(out).add.at(out, indices, dv)
-        else:
-            out[indices] = dv
-    except ValueError:
-        from .. import errors
-        raise RuntimeError(errors.INDEX_PUT_SHAPE.format(
-            value=list(dv.shape), result=list(dx[indices].shape))) from None
-    return record(IndexPutBackward0, out, (x, values), indices=indices, accumulate=accumulate)
-
-
 # ------------------------------------------------------------------ joining --
 def cat(tensors, dim=0):
     tensors = list(tensors)
@@ -295,26 +215,6 @@ def masked_fill(x, mask, value):
                   mask=Tensor._make(m))
 
 
-def unbind(x, dim=0):
-    return tuple(select(x, dim, i) for i in range(x._data.shape[dim]))
-
-
-def split(x, split_size, dim=0):
-    n = x._data.shape[dim]
-    sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
-             if isinstance(split_size, int) else list(split_size))
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(x, dim, start, s))
-        start += s
-    return tuple(out)
-
-
-def chunk(x, chunks, dim=0):
-    n = x._data.shape[dim]
-    return split(x, -(-n // chunks), dim)
-
-
 # Backward formulas: g is the gradient of the output; one formula per input.
 ViewBackward0 = rule("ViewBackward0", "self_sym_sizes", self="g.reshape(self_sym_sizes)")
 UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self_sym_sizes",
@@ -331,14 +231,6 @@ ExpandBackward0 = rule("ExpandBackward0", "self_sym_sizes", self="sum_to(g, self
 CloneBackward0 = rule("CloneBackward0", "", self="g")
 RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
                        self="repeat_backward(g, repeats, self_sym_sizes)")
-SelectBackward0 = rule("SelectBackward0", "dim index self_sym_sizes",
-                       self="embed(g, self_sym_sizes, select_key(dim, index))")
-SliceBackward0 = rule("SliceBackward0", "dim start end step self_sym_sizes",
-                      self="embed(g, self_sym_sizes, slice_key(dim, start, end, step))")
-IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
-                      self="embed(g, self_sym_sizes, indices, accumulate=True)")
-IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
-                         self="g if accumulate else zero_at(g, indices)", values="g[indices]")
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
 MaskedFillBackward0 = rule("MaskedFillBackward0", "mask",
                           self="where(mask, 0.0, g)", value="where(mask, g, 0.0).sum()")
@@ -346,37 +238,3 @@ StackBackward0 = rule("StackBackward0", "dim", variadic="g.unbind(dim)")
 WhereBackward0 = rule("WhereBackward0", "condition",
                       self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")
 
-
-def embed(g, sizes, key, accumulate=False):
-    """A zero tensor of shape ``sizes`` with ``g`` written (or added) at ``key``.
-
-    This is the backward of indexing: the elements that were picked receive the
-    gradient, the others receive zero.  Repeated integer indices add up."""
-    xp = backend.xp_of(g._data)
-    out = xp.zeros(sizes, dtype=g._data.dtype)
-    if accumulate:
-        xp.add.at(out, key, g._data)
-    else:
-        out[key] = g._data
-    return record(EmbedBackward0, out, (g,), key=key)
-
-
-EmbedBackward0 = rule("EmbedBackward0", "key", self="g[key]")
-
-
-def gather_view(g, view_fn):
-    """The part of ``g`` that a view (described by ``view_fn``) looks at, as a copy."""
-    return record(GatherViewBackward0, view_fn(g._data).copy(), (g,), view_fn=view_fn,
-                  size=g._data.shape)
-
-
-def scatter_view(src, size, view_fn):
-    """A zero tensor of shape ``size`` with ``src`` written where the view looks."""
-    out = backend.xp_of(src._data).zeros(size, dtype=src._data.dtype)
-    view_fn(out)[...] = src._data
-    return record(ScatterViewBackward0, out, (src,), view_fn=view_fn)
-
-
-GatherViewBackward0 = rule("GatherViewBackward0", "view_fn size",
-                           self="scatter_view(g, size, view_fn)")
-ScatterViewBackward0 = rule("ScatterViewBackward0", "view_fn", self="gather_view(g, view_fn)")
