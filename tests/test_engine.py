@@ -481,7 +481,8 @@ def test_grad_create_graph_second_derivative(device):
 
 def test_backward_create_graph(device):
     x = torch.tensor(2., requires_grad=True, device=device)
-    (x ** 3).backward(create_graph=True)
+    with pytest.warns(UserWarning, match="create_graph=True will create a reference cycle"):
+        (x ** 3).backward(create_graph=True)
     assert x.grad.item() == 12. and x.grad.requires_grad
     first = x.grad
     x.grad = None
