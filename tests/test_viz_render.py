@@ -323,3 +323,17 @@ def test_set_attrs_on_a_tag():
     tag = '<polygon fill="lightgrey" stroke="black" points="0,0 1,1"/>'
     assert svgpatch.set_attrs(tag, {"fill": "red", "stroke-width": "3"}) == \
         '<polygon fill="red" stroke="black" points="0,0 1,1" stroke-width="3"/>'
+
+
+def test_dot_layout_time_limit_gives_a_clear_error(monkeypatch):
+    from autograd_kit.viz import render
+    if not render.dot_available():
+        pytest.skip("the system Graphviz `dot` is not installed")
+    import subprocess
+
+    def too_slow(*args, **kwargs):
+        raise subprocess.TimeoutExpired(cmd="dot", timeout=kwargs.get("timeout"))
+    monkeypatch.setattr(render.subprocess, "run", too_slow)
+    monkeypatch.setenv("AUTOGRAD_KIT_RENDER_TIMEOUT", "2")
+    with pytest.raises(render.RenderError, match="more than 2 s to lay out"):
+        render._render_dot("digraph { a -> b }", "svg")

@@ -101,8 +101,15 @@ def _render_dot(source: str, format: str) -> bytes:
     exe = shutil.which("dot")
     if exe is None:
         raise RenderError(f"The Graphviz `dot` program is not on the PATH. {ADVICE}")
-    done = subprocess.run([exe, f"-T{format}"], input=source.encode("utf-8"),
-                          capture_output=True, check=False)
+    limit = float(os.environ.get("AUTOGRAD_KIT_RENDER_TIMEOUT", "30"))
+    try:
+        done = subprocess.run([exe, f"-T{format}"], input=source.encode("utf-8"),
+                              capture_output=True, check=False, timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise RenderError(
+            f"Graphviz took more than {limit:g} s to lay out this graph (graphs where a "
+            "few tensors feed many operations are the slow kind). Draw less of it: "
+            "make_dot(..., max_nodes=100), or a smaller part of the computation.") from None
     if done.returncode != 0:
         err = done.stderr.decode("utf-8", "replace").strip()
         raise RenderError(f"Graphviz `dot` failed: {err}")
