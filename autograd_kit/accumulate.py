@@ -17,13 +17,14 @@ def take_over(node, g, contributions) -> bool:
     """Let a leaf keep the arriving gradient's array instead of copying it.
 
     Safe only when nothing else can see that array: it is no view, no other
-    object holds it, and the gradient tensor itself is referenced only by this
-    engine (its ``contributions`` list and the local ``g``).  PyTorch makes the
-    same check with its reference counts.  Otherwise AccumulateGrad copies."""
+    object holds it, and the gradient tensor itself is referenced only by the
+    engine (the ``contributions`` list, unless several were summed into a new
+    tensor, and the local ``g``).  PyTorch makes the same check with its own
+    reference counts.  Otherwise AccumulateGrad copies."""
     v = node.variable
-    if (v._grad is None and len(contributions) == 1 and v._hooks is None
-            and not is_grad_enabled() and sys.getrefcount(g) == _ENGINE_REFS
-            and _unshared(g)):
+    expected = _ENGINE_REFS if len(contributions) == 1 else _ENGINE_REFS - 1
+    if (v._grad is None and v._hooks is None and not is_grad_enabled()
+            and sys.getrefcount(g) == expected and _unshared(g)):
         v._grad = Tensor._make(g._data)
         return True
     return False

@@ -109,6 +109,8 @@ def main(argv=None):
     size = "tiny" if args.tiny else "full"
     works = [w for w in WORKLOADS if w.name in chosen]
 
+    allocator = "allocator: as configured" if args.system_allocator else \
+        harness.keep_freed_memory()
     info = harness.machine_info()
     print("autograd_kit CPU benchmark")
     print(f"  {info['cpu'] or 'unknown CPU'} ({info['cpu_count']} logical CPUs), "
@@ -123,6 +125,7 @@ def main(argv=None):
     for k in harness.LIBRARY_ORDER:
         if k in libs and not libs[k].available:
             print(f"  {libs[k].label}: skipped ({libs[k].note})")
+    print("  " + allocator)
     if harness.load_note():
         print("  " + harness.load_note())
     print(f"  median of {args.repeat} runs after {args.warmup} warm-up run(s); float32; "

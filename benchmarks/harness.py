@@ -305,7 +305,33 @@ def make_parser(description: str, workload_names: list) -> argparse.ArgumentPars
     p.add_argument("--libs", default=None, metavar="KEY[,KEY...]",
                    help="compare only these libraries: " + ", ".join(LIBRARY_ORDER))
     p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--system-allocator", action="store_true",
+                   help="leave glibc's malloc as configured (by default it is told to keep "
+                        "freed memory; see keep_freed_memory)")
     return p
+
+
+def keep_freed_memory() -> str:
+    """Ask glibc's malloc to keep freed memory instead of returning it to the OS.
+
+    Otherwise large arrays freed by one run are handed back and the next run
+    touches fresh pages: thousands of page faults that can triple a run's time,
+    depending on the order in which the libraries happened to run.  All
+    libraries are affected the same way (PyTorch included); this benchmark
+    measures computation, so it takes the allocator out of the picture.
+    Returns a line for the header."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        ok = libc.mallopt(m_trim_threshold, 1 << 30) and libc.mallopt(m_mmap_threshold, 1 << 30)
+    except (OSError, AttributeError):
+        ok = 0
+    return ("allocator: glibc malloc keeps freed memory (mallopt M_TRIM_THRESHOLD and "
+            "M_MMAP_THRESHOLD = 1 GiB; --system-allocator to disable)" if ok else
+            "allocator: as configured (mallopt unavailable)")
 
 
 def settle_args(args) -> None:

@@ -832,3 +832,22 @@ def test_gradient_taken_over_still_accumulates_correctly(device):
     first = x.grad.tolist()
     loss.backward()
     assert x.grad.tolist() == pytest.approx([2 * v for v in first])
+
+
+def test_summed_gradient_taken_over_is_not_shared(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    seen = []
+    h = x * 3
+    h.register_hook(lambda g: seen.append(g))
+    (h + x * 5).sum().backward()            # x receives two contributions, summed
+    x.grad.zero_()
+    assert seen[0].tolist() == [1., 1.]
+
+
+def test_multiplying_by_the_broadcast_one_of_sum_keeps_values(device):
+    x = torch.tensor([1., 2., 3.], requires_grad=True, device=device)
+    t = x.tanh()
+    (t * x).sum().backward()                # d/dx (x tanh x) = tanh x + x (1 - tanh² x)
+    expected = [np.tanh(v) + v * (1 - np.tanh(v) ** 2) for v in (1., 2., 3.)]
+    assert x.grad.tolist() == pytest.approx(expected, rel=1e-6)
+    assert t.tolist() == pytest.approx([np.tanh(v) for v in (1., 2., 3.)], rel=1e-6)

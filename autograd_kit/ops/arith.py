@@ -62,7 +62,20 @@ def rsub(a, b):
 
 
 def mul(a, b):
+    if a.__class__ is Tensor and b.__class__ is Tensor and not _state.enabled:
+        # backward of sum() sends a broadcast 1 (d sum/dx = 1): multiplying by it
+        # would copy the other operand; the result is that operand, as it is
+        if _is_broadcast_one(a._data, b._data):
+            return Tensor._make(b._data)
+        if _is_broadcast_one(b._data, a._data):
+            return Tensor._make(a._data)
     return _binary(MulBackward0, _mul, a, b, ("self", "other"))
+
+
+def _is_broadcast_one(one, other) -> bool:
+    """Is ``one`` a read-only broadcast of the number 1, shaped and typed like ``other``?"""
+    return (not one.flags.writeable and one.shape == other.shape and one.dtype == other.dtype
+            and one.ndim > 0 and not any(one.strides) and one.reshape(-1)[0] == 1)
 
 
 def div(a, b):

@@ -213,7 +213,7 @@ SumBackward0 = rule("SumBackward0", "self_sym_sizes", self="g.expand(self_sym_si
 SumBackward1 = rule("SumBackward1", "dim keepdim self_sym_sizes",
                     self="unsqueeze_dims(g, dim, keepdim).expand(self_sym_sizes)")
 MeanBackward0 = rule("MeanBackward0", "self_sym_sizes numel",
-                     self="g.expand(self_sym_sizes) / numel")
+                     self="(g / numel).expand(self_sym_sizes)")
 MeanBackward1 = rule("MeanBackward1", "dim keepdim self_sym_sizes count",
                      self="unsqueeze_dims(g, dim, keepdim).expand(self_sym_sizes) / count")
 MaxBackward1 = rule("MaxBackward1", "self result", self="evenly_distribute(g, self, result)")
