@@ -3,41 +3,24 @@ import re
 import warnings
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from autograd_kit.graph import Node
 from autograd_kit.tensor import Tensor
 from autograd_kit.viz import render
+from shell_support import close_shell, make_shell, needs_renderer
 
 
-def _can_render() -> bool:
-    try:
-        render.choose()
-        return True
-    except render.RenderError:
-        return False
-
-
-needs_renderer = pytest.mark.skipif(not _can_render(), reason="no Graphviz renderer installed")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
 
 @pytest.fixture
 def ip():
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    shell = InteractiveShell.instance(config=config)
-    shell.display_formatter.active_types = shell.display_formatter.format_types
-    shell.run_line_magic("load_ext", "autograd_kit")
-    shell.run_cell("import autograd_kit as torch\n"
-                   "leaf = torch.tensor([1., 2.], requires_grad=True)\n"
-                   "scale = torch.tensor([3., 4.], requires_grad=True)\n"
-                   "prod = leaf * scale\nout = prod.sum()")
+    shell = make_shell("import autograd_kit as torch\n"
+                       "leaf = torch.tensor([1., 2.], requires_grad=True)\n"
+                       "scale = torch.tensor([3., 4.], requires_grad=True)\n"
+                       "prod = leaf * scale\nout = prod.sum()")
     yield shell
-    shell.run_line_magic("unload_ext", "autograd_kit")
-    for name in ("leaf", "scale", "prod", "out", "<script>"):
-        shell.user_ns.pop(name, None)
+    close_shell(shell, ("leaf", "scale", "prod", "out", "<script>"))
 
 
 def fmt(shell, obj) -> dict:

@@ -8,26 +8,12 @@ raised and shown -- also with another extension loaded.
 import re
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from traitlets.config import Config
 
 from autograd_kit import errors
 from autograd_kit.ipython import explain
-from autograd_kit.viz import render
+from shell_support import ANSI, CAN_RENDER, make_shell
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _can_render() -> bool:
-    try:
-        render.choose()
-        return True
-    except render.RenderError:
-        return False
-
-
-CAN_RENDER = _can_render()
 SETUP = ("import autograd_kit as torch\n"
          "x = torch.tensor([1., 2.], requires_grad=True)\n"
          "w = torch.tensor([3., 4.], requires_grad=True)\n")
@@ -35,11 +21,7 @@ SETUP = ("import autograd_kit as torch\n"
 
 @pytest.fixture
 def ip():
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    shell = InteractiveShell.instance(config=config)
-    shell.display_formatter.active_types = shell.display_formatter.format_types
-    shell.run_line_magic("load_ext", "autograd_kit")
+    shell = make_shell()
     shell.run_line_magic("autograd_explain", "on")
     shell.run_cell(SETUP)
     yield shell

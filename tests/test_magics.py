@@ -5,49 +5,24 @@ would, and looks at what was displayed (``capture_output``).  SVG assertions
 are skipped where no Graphviz renderer is installed; everything else runs
 everywhere.  The last test runs a small notebook in a real kernel.
 """
-import re
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from traitlets.config import Config
 
 import autograd_kit
 from autograd_kit import viz
 from autograd_kit.ipython import parsing
-from autograd_kit.viz import render
-
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _can_render() -> bool:
-    try:
-        render.choose()
-        return True
-    except render.RenderError:
-        return False
-
-
-CAN_RENDER = _can_render()
-needs_renderer = pytest.mark.skipif(not CAN_RENDER, reason="no Graphviz renderer installed")
-
+from shell_support import ANSI, CAN_RENDER, close_shell, make_shell, needs_renderer
 
 @pytest.fixture
 def ip():
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    shell = InteractiveShell.instance(config=config)
-    shell.display_formatter.active_types = shell.display_formatter.format_types
-    shell.run_line_magic("load_ext", "autograd_kit")
-    shell.run_cell("import autograd_kit as torch\n"
-                   "inputs = torch.tensor([1., 2.], requires_grad=True)\n"
-                   "weight = torch.tensor([3., 4.], requires_grad=True)\n"
-                   "loss = (inputs * weight).sum()")
+    shell = make_shell("import autograd_kit as torch\n"
+                       "inputs = torch.tensor([1., 2.], requires_grad=True)\n"
+                       "weight = torch.tensor([3., 4.], requires_grad=True)\n"
+                       "loss = (inputs * weight).sum()")
     yield shell
-    shell.run_line_magic("unload_ext", "autograd_kit")
-    for name in ("inputs", "weight", "loss"):
-        shell.user_ns.pop(name, None)
+    close_shell(shell, ("inputs", "weight", "loss"))
 
 
 def run(shell, code):
