@@ -74,8 +74,9 @@ def mul(a, b):
 
 def _is_broadcast_one(one, other) -> bool:
     """Is ``one`` a read-only broadcast of the number 1, shaped and typed like ``other``?"""
-    return (not one.flags.writeable and one.shape == other.shape and one.dtype == other.dtype
-            and one.ndim > 0 and not any(one.strides) and one.reshape(-1)[0] == 1)
+    return (one.base is not None and one.ndim > 0 and not one.flags.writeable
+            and one.shape == other.shape and one.dtype == other.dtype
+            and not any(one.strides) and one.reshape(-1)[0] == 1)
 
 
 def div(a, b):
