@@ -9,7 +9,6 @@ import html
 
 import ipywidgets as W
 
-from autograd_kit import set_grad_enabled, is_grad_enabled
 from autograd_kit.autograd import backward_steps
 from autograd_kit.viz import access, labels
 
@@ -113,33 +112,19 @@ def picture_html(graph, styles: dict | None = None) -> str:
 class EnginePass:
     """One run of the engine's ``backward_steps`` generator, pulled a step at a time.
 
-    The generator switches grad mode off while it runs (gradient formulas must
-    not record a graph).  Paused between two steps it would leave grad mode off
-    for the rest of the notebook, so the caller's mode is put back after every
-    step and the engine's mode (off) is set again before the next one."""
+    (While the generator is paused between steps, the engine leaves the
+    caller's grad mode in force, so the notebook keeps recording as usual.)"""
 
     def __init__(self, root, gradient=None, retain_graph: bool = False) -> None:
         self._gen = backward_steps(root, gradient, retain_graph=retain_graph)
-        self._started = False
 
     def next(self):
         """The next :class:`autograd_kit.engine.Step`; StopIteration at the end;
         engine errors (RuntimeError) pass through unchanged."""
-        caller = is_grad_enabled()
-        try:
-            if self._started:
-                set_grad_enabled(False)
-            self._started = True
-            return next(self._gen)
-        finally:
-            set_grad_enabled(caller)
+        return next(self._gen)
 
     def close(self) -> None:
-        caller = is_grad_enabled()
-        try:
-            self._gen.close()
-        finally:
-            set_grad_enabled(caller)
+        self._gen.close()
 
 
 class Bench(W.VBox):
