@@ -851,3 +851,17 @@ def test_multiplying_by_the_broadcast_one_of_sum_keeps_values(device):
     expected = [np.tanh(v) + v * (1 - np.tanh(v) ** 2) for v in (1., 2., 3.)]
     assert x.grad.tolist() == pytest.approx(expected, rel=1e-6)
     assert t.tolist() == pytest.approx([np.tanh(v) for v in (1., 2., 3.)], rel=1e-6)
+
+
+def test_paused_backward_steps_leaves_the_callers_grad_mode(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    steps = backward_steps((x * x).sum())
+    next(steps)                                   # paused after the first node
+    assert torch.is_grad_enabled()
+    assert (x * 3).requires_grad                  # the notebook keeps recording
+    with torch.no_grad():
+        next(steps)                               # the caller's no_grad is respected
+        assert not torch.is_grad_enabled()
+    list(steps)
+    assert torch.is_grad_enabled()
+    assert x.grad.tolist() == [2., 4.]
