@@ -145,16 +145,9 @@ def main(argv=None):
     print("  x numpy / x torch: median time divided by that library's median "
           "(below 1 = faster).  Targets apply to autograd_kit only.")
 
-    if args.json:
-        meta = {"benchmark": "cpu", "size": size, "repeat": args.repeat, "warmup": args.warmup,
-                "threads": {v: os.environ[v] for v in THREAD_VARS}, **info,
-                "versions": {libs[k].label: harness.version_of(libs[k].module) for k in libs},
-                "notes": {k: libs[k].note for k in libs if libs[k].note}}
-        harness.write_json(args.json, meta, rows)
-        print(f"  results written to {args.json}")
-
-    broken = [r for res in all_results.values() for r in res if r.error]
-    return 1 if broken else 0
+    meta = {"benchmark": "cpu", "size": size,
+            "threads": {v: os.environ[v] for v in THREAD_VARS}, **info}
+    return harness.finish(args, meta, rows, all_results, libs)
 
 
 if __name__ == "__main__":

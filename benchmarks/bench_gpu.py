@@ -157,17 +157,9 @@ def main(argv=None):
     print(f"  x {floor_label} / x torch: median time divided by that library's median "
           "(below 1 = faster).  Targets apply to autograd_kit only.")
 
-    if args.json:
-        meta = {"benchmark": "gpu" if device == "cuda" else "gpu-script dry run on cpu",
-                "size": size, "repeat": args.repeat, "warmup": args.warmup,
-                **harness.machine_info(),
-                "versions": {libs[k].label: harness.version_of(libs[k].module) for k in libs},
-                "notes": {k: libs[k].note for k in libs if libs[k].note}}
-        harness.write_json(args.json, meta, rows)
-        print(f"  results written to {args.json}")
-
-    broken = [r for res in all_results.values() for r in res if r.error]
-    return 1 if broken else 0
+    meta = {"benchmark": "gpu" if device == "cuda" else "gpu-script dry run on cpu",
+            "size": size, **harness.machine_info()}
+    return harness.finish(args, meta, rows, all_results, libs)
 
 
 if __name__ == "__main__":

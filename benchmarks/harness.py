@@ -311,6 +311,19 @@ def make_parser(description: str, workload_names: list) -> argparse.ArgumentPars
     return p
 
 
+def finish(args, meta: dict, rows, all_results, libs) -> int:
+    """Write the JSON (with ``meta``) when asked; exit status 1 if a library failed
+    its gradient check or raised (a broken workload must not report a time)."""
+    if args.json:
+        meta = {**meta, "repeat": args.repeat, "warmup": args.warmup,
+                "versions": {libs[k].label: version_of(libs[k].module) for k in libs},
+                "notes": {k: libs[k].note for k in libs if libs[k].note}}
+        write_json(args.json, meta, rows)
+        print(f"  results written to {args.json}")
+    broken = [r for res in all_results.values() for r in res if r.error]
+    return 1 if broken else 0
+
+
 def keep_freed_memory() -> str:
     """Ask glibc's malloc to keep freed memory instead of returning it to the OS.
 

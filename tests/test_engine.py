@@ -5,7 +5,6 @@ exhaust it.  These tests look at the records it yields and at everything that
 consumes them.
 """
 import gc
-import random
 import sys
 import threading
 import warnings
@@ -17,54 +16,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import autograd_kit as torch
+import graph_builder
 from autograd_kit.autograd import Function, GraphSnapshot, backward_steps
 
 ACC = "torch::autograd::AccumulateGrad"
 
 
 # ------------------------------------------------------ a random graph --
+ENGINE_OPS = [
+    lambda a, b: a + b, lambda a, b: a - b * 0.5, lambda a, b: a * b,
+    lambda a, b: a / (b * b + 1), lambda a, b: (a * 0.3).exp(),
+    lambda a, b: (a * a + 1).log(), lambda a, b: a.tanh() * b,
+    lambda a, b: a.sigmoid(), lambda a, b: (a * a + 0.5) ** 1.5,
+    lambda a, b: a.sum(1, keepdim=True) * b, lambda a, b: a.mean(0) * b,
+    lambda a, b: a[:, 1:2] * b, lambda a, b: (a @ b.T) @ a * 0.1,
+    lambda a, b: (a - 1).relu() + b, lambda a, b: torch.cat([a[:, :1], b[:, 1:]], 1),
+    lambda a, b: a.reshape(3, 2).reshape(2, 3) * b, lambda a, b: -a + b.sqrt(),
+    lambda a, b: 1 - a * b, lambda a, b: a.sin() * b.cos(),
+    lambda a, b: torch.where(a > b, a, b * 2), lambda a, b: a.softmax(1) * b,
+    lambda a, b: a[0:1].expand(2, 3) * b, lambda a, b: a.max(1, keepdim=True)[0] * b,
+    graph_builder.iadd, graph_builder.imul_view,
+]
+
+
 def random_graph(seed, device="cpu", n_ops=10, data=None):
     """Three float64 leaves and ``n_ops`` mixed operations (shared subexpressions,
-    broadcasting, views, reductions, in-place ops on non-leaves); returns the
-    leaves and a scalar loss.  The same seed always builds the same graph;
-    ``data`` gives the leaves other values (for finite differences)."""
-    rnd = random.Random(seed)
-    if data is None:
-        data = np.random.default_rng(seed).uniform(0.5, 1.5, size=(3, 2, 3))
-    leaves = [torch.tensor(d, dtype=torch.float64, requires_grad=True, device=device)
-              for d in data]
-    pool = list(leaves)
-    ops = [
-        lambda a, b: a + b, lambda a, b: a - b * 0.5, lambda a, b: a * b,
-        lambda a, b: a / (b * b + 1), lambda a, b: (a * 0.3).exp(),
-        lambda a, b: (a * a + 1).log(), lambda a, b: a.tanh() * b,
-        lambda a, b: a.sigmoid(), lambda a, b: (a * a + 0.5) ** 1.5,
-        lambda a, b: a.sum(1, keepdim=True) * b, lambda a, b: a.mean(0) * b,
-        lambda a, b: a[:, 1:2] * b, lambda a, b: (a @ b.T) @ a * 0.1,
-        lambda a, b: (a - 1).relu() + b, lambda a, b: torch.cat([a[:, :1], b[:, 1:]], 1),
-        lambda a, b: a.reshape(3, 2).reshape(2, 3) * b, lambda a, b: -a + b.sqrt(),
-        lambda a, b: 1 - a * b, lambda a, b: a.sin() * b.cos(),
-        lambda a, b: torch.where(a > b, a, b * 2), lambda a, b: a.softmax(1) * b,
-        lambda a, b: a[0:1].expand(2, 3) * b, lambda a, b: a.max(1, keepdim=True)[0] * b,
-        _iadd, _imul_view,
-    ]
-    for _ in range(n_ops):
-        op = rnd.choice(ops)
-        pool.append(op(rnd.choice(pool), rnd.choice(pool)))
-    loss = sum((p * (i + 1)).sum() for i, p in enumerate(pool[3:]))
-    return leaves, loss
-
-
-def _iadd(a, b):
-    r = a * 1
-    r += b
-    return r
-
-
-def _imul_view(a, b):
-    r = a + 0
-    r[1].mul_(b[0])
-    return r
+    broadcasting, views, reductions, in-place ops on non-leaves); ``data`` gives
+    the leaves other values (for finite differences)."""
+    return graph_builder.build(torch, ENGINE_OPS, seed, n_ops, device, data)
 
 
 def leaf_grads(leaves):

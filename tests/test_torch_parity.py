@@ -6,10 +6,11 @@ either ``torch`` or ``autograd_kit``) and a device; it returns plain Python data
 messages), and the two results are compared.  PyTorch always runs on the CPU;
 autograd_kit runs on every device the ``device`` fixture offers.
 """
-import random
 import warnings
 
 import numpy as np
+
+import graph_builder
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -586,10 +587,6 @@ def test_dtype_promotion(device):
 
 # ------------------------------------------------------ random graphs --
 def random_graph(lib, dev, seed, n_ops=12):
-    rnd = random.Random(seed)
-    data = np.random.default_rng(seed).uniform(0.5, 1.5, size=(3, 2, 3))
-    leaves = [lib.tensor(d, dtype=lib.float64, requires_grad=True, device=dev) for d in data]
-    pool = list(leaves)
     ops = [
         lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
         lambda a, b: a / (b * b + 1), lambda a, b: (a * 0.1).exp(),
@@ -603,25 +600,9 @@ def random_graph(lib, dev, seed, n_ops=12):
         lambda a, b: a.clamp(0.7, 1.2) * b, lambda a, b: lib.where(a > b, a, b * 2),
         lambda a, b: a.max(1, keepdim=True)[0] * b, lambda a, b: a.softmax(1) * b,
         lambda a, b: (a - 1).abs(), lambda a, b: a.unsqueeze(0).squeeze(0) * b,
-        lambda a, b: a[0:1].expand(2, 3) * b, _iadd, _imul,
+        lambda a, b: a[0:1].expand(2, 3) * b, graph_builder.iadd, graph_builder.imul,
     ]
-    for _ in range(n_ops):
-        op = rnd.choice(ops)
-        pool.append(op(rnd.choice(pool), rnd.choice(pool)))
-    loss = sum((p * (i + 1)).sum() for i, p in enumerate(pool[3:]))
-    return leaves, loss
-
-
-def _iadd(a, b):
-    r = a * 1
-    r += b
-    return r
-
-
-def _imul(a, b):
-    r = a + 0
-    r.mul_(b)
-    return r
+    return graph_builder.build(lib, ops, seed, n_ops, dev)
 
 
 def random_graph_snippet(seed):
