@@ -259,15 +259,6 @@ def _unwrap_nested(seq):
              else (to_host(v._data) if hasattr(v, "_data") else v)) for v in seq]
 
 
-def result_dtype(a, b):
-    """Type promotion as PyTorch does it for array-array and array-scalar."""
-    return np.result_type(a, b)
-
-
-def scalar_kind(x) -> str:
-    return np.asarray(x).dtype.kind
-
-
 # re-exported helpers the rest of the code uses through ``backend.``
 broadcast_shapes = np.broadcast_shapes
 random = np.random

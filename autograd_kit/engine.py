@@ -47,7 +47,7 @@ class Step:
     released: list = field(default_factory=list)  # names of saved tensors freed here
 
 
-def _root_grads(tensors, grad_tensors, create_graph):
+def _root_grads(tensors, grad_tensors):
     grads = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if t.grad_fn is None and not t._rg:
@@ -145,7 +145,7 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
         raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _root_grads(tensors, grad_tensors, create_graph)
+    grads = _root_grads(tensors, grad_tensors)
     buffers = {}
     for t, g in zip(tensors, grads):
         buffers.setdefault(edge(t)[0], []).append(g)

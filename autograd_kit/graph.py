@@ -173,9 +173,6 @@ class SavedTensor:
             self.tensor, self.data, self.counter = tensor, None, None
             self.version = tensor._version
 
-    def current_version(self) -> int:
-        return self.counter.value if self.tensor is None else self.tensor._version
-
     def unpack(self, node, name: str = "self"):
         if self.freed:
             raise errors.GraphFreedError(node)
@@ -208,10 +205,6 @@ class SavedTensor:
 
     def restore(self, state) -> None:
         self.freed, self.tensor, self.data = state
-
-    @property
-    def is_output(self) -> bool:
-        return self.counter is not None
 
 
 def _producer(t) -> str | None:
