@@ -48,6 +48,11 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
 
 
+def scalar_type_name(np_dtype) -> str:
+    """PyTorch's scalar-type name, as its messages spell it: Float, Double, Long..."""
+    return _TYPE_NAMES[str(np_dtype)].removesuffix("Tensor")
+
+
 def type_description(data) -> str:
     """``[torch.FloatTensor [2, 3]]`` as in PyTorch's version error message."""
     dev = backend.device_of(data)

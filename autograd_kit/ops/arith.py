@@ -11,7 +11,7 @@ import operator
 from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_scalar, rule
 from .. import backend, errors
 from ..grad_mode import _state
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 
 _NUMBERS = (int, float)
 
@@ -166,7 +166,8 @@ def addmm(bias, m1, m2):
     for a, b in ((bias, m2), (m1, m2)):
         if a._data.dtype != b._data.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                               f"{_type_name(a)} and {_type_name(b)}")
+                               f"{scalar_type_name(a._data.dtype)} and "
+                               f"{scalar_type_name(b._data.dtype)}")
     if m1.ndim != 2 or m2.ndim != 2 or m1.shape[1] != m2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                            f"({'x'.join(map(str, m1.shape))} and "
@@ -178,10 +179,6 @@ def addmm(bias, m1, m2):
         out = bias._data + out
     return record(AddmmBackward0, out, (bias, m1, m2), mat1=m1, mat2=m2)
 
-
-def _type_name(t) -> str:
-    from .inplace import _cap
-    return _cap(t._data.dtype)
 
 
 _add, _sub, _mul, _div, _pow = (operator.add, operator.sub, operator.mul, operator.truediv,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from .. import backend, errors
 from ..graph import AsStridedBackward0, Node, edge
 from ..grad_mode import is_grad_enabled, no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 from ._rules import as_tensor_pair, check_broadcast, record, rule
 
 
@@ -50,7 +50,8 @@ def inplace(t, compute, *args):
     if nd.shape != td.shape:
         raise RuntimeError(errors.INPLACE_SHAPE.format(out=list(td.shape), bshape=list(nd.shape)))
     if nd.dtype != td.dtype and not _castable(nd.dtype, td.dtype):
-        raise RuntimeError(errors.INPLACE_CAST.format(src=_cap(nd.dtype), dst=_cap(td.dtype)))
+        raise RuntimeError(errors.INPLACE_CAST.format(src=scalar_type_name(nd.dtype),
+                                                    dst=scalar_type_name(td.dtype)))
     # -- commit: nothing below can fail --------------------------------------
     td[...] = nd
     t._vc.value += 1
@@ -66,13 +67,6 @@ def _castable(src, dst) -> bool:
     order = "biufc"
     return order.index(src.kind if src.kind != "u" else "i") <= order.index(
         dst.kind if dst.kind != "u" else "i")
-
-
-def _cap(np_dt) -> str:
-    """PyTorch's scalar-type name: Float, Double, Long, Int, Bool..."""
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[str(np_dt)]
 
 
 def _rebase_view(view, fn_node) -> None:
