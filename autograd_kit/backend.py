@@ -205,6 +205,58 @@ def is_array(x) -> builtins.bool:
     return x.__class__ is np.ndarray or (_cupy is not None and isinstance(x, _cupy.ndarray))
 
 
+def is_array_or_scalar(x) -> builtins.bool:
+    """An array, or a numpy scalar (what arithmetic on 0-d arrays gives back)."""
+    return is_array(x) or isinstance(x, np.generic)
+
+
+# ---------------------------------------------- gradient helpers on arrays ---
+def broadcast_axes(have: tuple, want: tuple):
+    """How a gradient of shape ``have`` sums down to an input of shape ``want``:
+    ``(lead, axes)``, the number of leading axes broadcasting added and the axes
+    (counted in ``have``) to sum with keepdims.  ``lead < 0`` means the input had
+    extra leading 1s, and a reshape is all it takes."""
+    lead = len(have) - len(want)
+    if lead < 0:
+        return lead, ()
+    return lead, tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(want) if n == 1 and have[lead + i] != 1)
+
+
+def sum_to(a, shape):
+    """Array ``a`` summed down to ``shape`` (see :func:`broadcast_axes`)."""
+    lead, axes = broadcast_axes(a.shape, shape)
+    if axes:
+        a = a.sum(axis=axes, keepdims=True)
+    return a.reshape(shape) if lead else a
+
+
+def is_broadcast_one(a, like) -> builtins.bool:
+    """Is ``a`` a broadcast view of the number 1 with ``like``'s shape and dtype?
+
+    That is what the backward of ``sum()`` sends on (d sum / dx = 1 for every
+    element); multiplying by it would only copy the other factor."""
+    return (a.__class__ is like.__class__ and a.ndim > 0 and not builtins.any(a.strides)
+            and a.shape == like.shape and a.dtype == like.dtype
+            and builtins.bool(a.reshape(-1)[0] == 1))
+
+
+def fit_array(a, shape, dt, like):
+    """A formula's result made into an array of the input's ``shape`` and ``dt``:
+    a number becomes a filled array (on ``like``'s device), a broadcast gradient
+    is summed down, the dtype is cast back."""
+    if a.__class__ is not np.ndarray and not is_array(a):
+        if isinstance(a, np.generic):
+            a = np.asarray(a)
+        else:
+            return xp_of(like).full(shape, a, dtype=dt)
+    if a.shape != shape:
+        a = sum_to(a, shape)
+    if a.dtype != dt:
+        a = a.astype(dt)
+    return a
+
+
 # ------------------------------------------------------ building arrays ---
 def _infer_dtype(data):
     """PyTorch's rule: Python floats -> default float, ints -> int64, bools -> bool;

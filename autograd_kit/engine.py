@@ -17,6 +17,11 @@ The algorithm, in three moves:
 3. **Apply and pass on.**  ``node.apply(g)`` gives one gradient per entry of
    ``next_functions``; each goes into its target's buffer.  Without
    ``retain_graph`` the node's saved tensors are released afterwards.
+
+Gradients travel as Tensors when ``create_graph=True`` (their own graph is
+recorded, for higher derivatives) and as plain arrays otherwise, through
+``node.apply_array``: the same formulas, without building Tensors nobody will
+differentiate.  Hooks, the ``Step`` records and ``.grad`` always see Tensors.
 """
 from __future__ import annotations
 
@@ -111,7 +116,8 @@ def _needed(roots, targets):
 
 
 def _pre_hooks(node, g):
-    """Tensor hooks, then retain_grad, then node pre-hooks (PyTorch's order)."""
+    """Tensor hooks, then retain_grad, then node pre-hooks (PyTorch's order).
+    ``g`` is a Tensor here, whichever way the pass carries its gradients."""
     hooks = node._pre_hooks
     if hooks:
         for hook in list(hooks.get(0, ())):
@@ -148,7 +154,7 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     grads = _root_grads(tensors, grad_tensors)
     buffers = {}
     for t, g in zip(tensors, grads):
-        buffers.setdefault(edge(t)[0], []).append(g)
+        buffers.setdefault(edge(t)[0], []).append(g if create_graph else g._data)
     roots = list(buffers)
     deps = count_dependencies(roots)
     targets = None
@@ -176,6 +182,10 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     paused at a ``yield`` the caller's own grad mode is back in force."""
     index = 0
     pop, push = heapq.heappop, heapq.heappush
+    arrays = not create_graph
+    wrap = _memo_wrap() if arrays and _detail else _wrap if arrays else _same
+    # a plain backward(): nodes without hooks need none of _process's cases
+    plain = arrays and not _detail and _capture is None and targets is None and needed is None
     caller_mode = is_grad_enabled()
     set_grad_mode(create_graph)
     try:
@@ -185,9 +195,18 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             nf = node.next_functions
             if contributions is None or (needed is not None and node not in needed):
                 grads_out, step = (None,) * len(nf), None  # no gradient reaches it
+            elif plain and node._pre_hooks is None and node._retain is None and \
+                    node._post_hooks is None and node.__class__ is not AccumulateGrad:
+                g = contributions[0]
+                for extra in contributions[1:]:
+                    g = g + extra
+                grads_out, step = node.apply_array(g), None
+                if not retain_graph:
+                    node.release_saved()
+                g = None
             else:
                 grads_out, step = _process(node, contributions, needed, retain_graph,
-                                           _capture, _detail, targets, index)
+                                           _capture, _detail, targets, index, arrays, wrap)
             for (nxt, _), gi in zip(nf, grads_out):
                 if nxt is None:
                     continue
@@ -212,45 +231,89 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
         set_grad_mode(caller_mode)
 
 
-def _process(node, contributions, needed, retain_graph, capture, detail, targets, index):
-    """One node: sum what arrived, run hooks, apply the chain rule, free buffers."""
+def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,
+             arrays, wrap):
+    """One node: sum what arrived, run hooks, apply the chain rule, free buffers.
+
+    With ``arrays``, gradients are plain arrays; they are wrapped as Tensors only
+    where someone looks at them (hooks, ``.grad``, ``autograd.grad``, Steps)."""
     g = contributions[0]
     for extra in contributions[1:]:
         g = g + extra
     retained = None
     if node._pre_hooks is not None or node._retain is not None:
-        g, retained = _pre_hooks(node, g)
+        gt, retained = _pre_hooks(node, wrap(g))
+        g = gt._data if arrays else gt
     is_leaf_node = node.__class__ is AccumulateGrad
     old = None
     if capture is not None and node in capture:  # autograd.grad: hand it back instead
+        gt = wrap(g)
         if is_leaf_node:
-            g = node.run_hooks(g)
-        capture[node] = g
-        grads_out = () if is_leaf_node else node.apply(g, needed)
+            gt = node.run_hooks(gt)
+            g = gt._data if arrays else gt
+        capture[node] = gt
+        grads_out = () if is_leaf_node else _apply(node, g, needed, arrays)
     else:
         if targets is not None and node in targets and not is_leaf_node:
-            retained = store_grad(targets[node], g)  # backward(inputs=[non-leaf])
-        if detail and is_leaf_node:
-            v = node.variable
-            old = None if v._grad is None else Tensor._make(v._grad._data.copy())
-        if is_leaf_node and not detail and take_over(node, g, contributions):
+            retained = store_grad(targets[node], wrap(g))  # backward(inputs=[non-leaf])
+        if is_leaf_node:
+            if detail:
+                v = node.variable
+                old = None if v._grad is None else Tensor._make(v._grad._data.copy())
+            if not (arrays and not detail and take_over(node, g, contributions)):
+                node.apply(wrap(g))
             grads_out = ()
         else:
-            grads_out = node.apply(g, needed) if needed is not None else node.apply(g)
+            grads_out = _apply(node, g, needed, arrays)
     if node._post_hooks:
         for hook in list(node._post_hooks):
-            new = hook(grads_out, (g,))
+            new = hook(_wrap_all(grads_out, wrap) if arrays else grads_out, (wrap(g),))
             if new is not None:
-                grads_out = tuple(new)
+                grads_out = tuple(_raw(gi) for gi in new) if arrays else tuple(new)
     released = [] if retain_graph else node.release_saved()
     step = None
     if detail:
-        step = Step(index, node, g, contributions, grads_out, released=released)
+        step = Step(index, node, wrap(g), [wrap(c) for c in contributions],
+                    _wrap_all(grads_out, wrap) if arrays else grads_out, released=released)
         if is_leaf_node and not (capture is not None and node in capture):
             step.leaves.append((node.variable, old, node.variable._grad))
         if retained is not None:
             step.retained.append(retained)
     return grads_out, step
+
+
+def _apply(node, g, needed, arrays):
+    if arrays:
+        return node.apply_array(g, needed)
+    return node.apply(g, needed) if needed is not None else node.apply(g)
+
+
+_wrap = Tensor._make
+
+
+def _same(g):
+    return g
+
+
+def _wrap_all(grads, wrap):
+    return tuple(None if gi is None else wrap(gi) for gi in grads)
+
+
+def _memo_wrap():
+    """A wrapper that gives the same Tensor for the same array throughout one
+    pass, so that a Step's ``grads_out`` *are* the next Steps' ``contributions``."""
+    memo = {}
+
+    def wrap(a):
+        t = memo.get(id(a))
+        if t is None or t._data is not a:
+            t = memo[id(a)] = _wrap(a)
+        return t
+    return wrap
+
+
+def _raw(g):
+    return None if g is None else g._data
 
 
 class _gc_paused:

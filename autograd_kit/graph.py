@@ -102,6 +102,14 @@ class Node:
         edges to other nodes may be skipped (``autograd.grad`` prunes this way)."""
         raise NotImplementedError
 
+    def apply_array(self, grad, needed=None):
+        """``apply`` for an ordinary backward, where gradients travel as plain
+        arrays.  Nodes with formula tables run their formulas on the arrays;
+        the others (custom Functions, ``CopySlices``...) get a Tensor, as here."""
+        from .tensor import Tensor
+        grads = self.apply(Tensor._make(grad), needed)
+        return tuple(None if gi is None else gi._data for gi in grads)
+
     def release_saved(self) -> list[str]:
         """Drop the saved tensors (after a backward without ``retain_graph``).
 
@@ -195,6 +203,16 @@ class SavedTensor:
             err.tensor = Tensor._make(self.data)  # the (changed) values, for pictures
             raise err
         return Tensor._make(self.data, True, node)
+
+    def unpack_data(self, node, name: str = "self"):
+        """``unpack``, giving the array: what formulas run on in a plain backward."""
+        t = self.tensor
+        if t is not None and not self.freed and (t._vcounter is None
+                                                 or t._vcounter.value == self.version):
+            return t._data
+        if t is None and not self.freed and self.counter.value == self.version:
+            return self.data
+        return self.unpack(node, name)._data  # raises the right error
 
     def release(self) -> None:
         self.freed = True

@@ -46,6 +46,39 @@ def test_gradient_matches_central_differences(node_name, case, device):
     assert gradcheck(case.fn, inputs)
 
 
+@pytest.mark.parametrize("node_name, case", _params())
+def test_array_and_tensor_passes_agree(node_name, case, device):
+    """A plain backward runs the formulas on arrays; ``create_graph=True`` runs
+    them on Tensors.  Both must give the same gradients for every rule."""
+    if case is None:
+        pytest.fail(f"no case in op_cases.CASES for {node_name}")
+    inputs = case.inputs(device)
+    wanted = [t for t in inputs if isinstance(t, ak.Tensor) and t.requires_grad]
+    out = case.fn(*inputs)
+    seed = ak.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(out.shape),
+                     dtype=out.dtype, device=device)
+    on_arrays = ak.autograd.grad(out, wanted, seed, retain_graph=True, allow_unused=True)
+    on_tensors = ak.autograd.grad(out, wanted, seed, create_graph=True, allow_unused=True)
+    assert len(on_arrays) == len(on_tensors) == len(wanted)
+    for a, t in zip(on_arrays, on_tensors):
+        assert (a is None) == (t is None)
+        if a is not None:
+            assert not a.requires_grad
+            np.testing.assert_allclose(a.cpu().numpy(), t.detach().cpu().numpy(),
+                                       rtol=1e-12, atol=1e-14)
+
+
+def test_formulas_use_only_shared_words():
+    """Formulas call functions (``cos(self)``, ``expand(g, sizes)``), never
+    methods: a method exists on Tensors but not on arrays."""
+    import ast
+    for name, cls in NODE_CLASSES.items():
+        for text in cls.formula_text.values():
+            tree = ast.parse(text, mode="eval")
+            attrs = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+            assert not attrs, f"{name}: {text!r} uses .{attrs[0]}"
+
+
 def test_every_node_has_a_case():
     missing = sorted(set(NODE_CLASSES) - set(CASES) - set(EXEMPT))
     assert not missing, f"rules without a gradient case: {missing}"

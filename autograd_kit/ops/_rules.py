@@ -9,8 +9,13 @@ style of PyTorch's ``derivatives.yaml``::
 
 reads: *the node called MulBackward0 keeps ``self`` and ``other``; the gradient
 for ``self`` is the incoming gradient ``g`` times ``other``...*  The formula
-strings are compiled once, at import, into functions of Tensors, so they run
-under ``set_grad_enabled(create_graph)`` and second derivatives come for free.
+strings are compiled once, at import, into functions that work on Tensors *or*
+on plain arrays (``formula_env`` supplies the words they use):
+
+* ``apply`` runs them on Tensors, under ``backward(create_graph=True)``, so
+  the gradients are recorded and second derivatives come for free;
+* ``apply_array`` runs the same formulas on arrays, for an ordinary
+  ``backward()``, where nobody will differentiate the gradients again.
 
 Broadcasting is undone here, in one place (``_fit``): a gradient that comes out
 bigger than its input is summed down to the input's shape, never inside a
@@ -40,6 +45,7 @@ class OpNode(Node):
     input_names: tuple = ()
     variadic = None
     uses: tuple = ()      # per input: the saved names its formula reads
+    times_g = None        # per input: X where the formula is "g * X" (else None)
     _keep: dict = {}      # which inputs need a gradient -> the saved names to keep
 
     @classmethod
@@ -81,6 +87,50 @@ class OpNode(Node):
         return tuple(out)
 
 
+    def apply_array(self, g, needed=None):
+        """``apply`` on plain arrays: the same formulas, no Tensors built."""
+        kw = self._saved
+        for v in kw.values():
+            if v.__class__ is SavedTensor:  # unpack (version-checked) into a fresh dict
+                kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
+                      for k, v in kw.items()}
+                break
+        meta = self._meta
+        nf = self.next_functions
+        if self.variadic is not None:
+            raw = self.variadic(g, **kw)
+            return tuple(None if fn is None or gi is None
+                         or (needed is not None and fn not in needed)
+                         else backend.fit_array(gi, meta[2 * i], meta[2 * i + 1], g)
+                         for i, ((fn, _), gi) in enumerate(zip(nf, raw)))
+        ones = self.times_g
+        if ones is not None and not backend.is_broadcast_one(g, g):
+            ones = None
+        out = []
+        i = 0
+        for (fn, _), formula in zip(nf, self.formulas):
+            if fn is None or (needed is not None and fn not in needed):
+                out.append(None)
+            else:
+                if formula is None:
+                    gi = g
+                elif ones is not None and ones[i >> 1] is not None and \
+                        backend.is_broadcast_one(g, kw[ones[i >> 1]]):
+                    gi = kw[ones[i >> 1]]  # "g * x" with g a broadcast 1: just x
+                else:
+                    gi = formula(g, **kw)
+                if gi.__class__ not in _ARRAYS or gi.shape != meta[i] or \
+                        gi.dtype != meta[i + 1]:
+                    gi = backend.fit_array(gi, meta[i], meta[i + 1], g)
+                out.append(gi)
+            i += 2
+        return tuple(out)
+
+
+_ARRAYS = backend.ARRAY_TYPES
+_TIMES_G = re.compile(r"g \* ([A-Za-z_][A-Za-z_0-9]*)")
+
+
 def _fit(grad, shape, dtype):
     """Make a gradient match its input: sum out broadcast dims, cast the dtype."""
     if grad is None:
@@ -120,10 +170,18 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
         "uses": tuple(frozenset(words(text)) for text in formulas.values()),
         "saves_all": tuple(names),
         "_keep": {},
+        # per input, the saved name X when the formula is just "g * X"
+        "times_g": _times_g(formulas.values(), names),
     }
     cls = type(name, (OpNode,), attrs)
     NODE_CLASSES[name] = cls
     return cls
+
+
+def _times_g(texts, names):
+    found = tuple(m.group(1) if (m := _TIMES_G.fullmatch(text.strip())) and m.group(1) in names
+                  else None for text in texts)
+    return found if any(found) else None
 
 
 _new = object.__new__

@@ -62,21 +62,7 @@ def rsub(a, b):
 
 
 def mul(a, b):
-    if a.__class__ is Tensor and b.__class__ is Tensor and not _state.enabled:
-        # backward of sum() sends a broadcast 1 (d sum/dx = 1): multiplying by it
-        # would copy the other operand; the result is that operand, as it is
-        if _is_broadcast_one(a._data, b._data):
-            return Tensor._make(b._data)
-        if _is_broadcast_one(b._data, a._data):
-            return Tensor._make(a._data)
     return _binary(MulBackward0, _mul, a, b, ("self", "other"))
-
-
-def _is_broadcast_one(one, other) -> bool:
-    """Is ``one`` a read-only broadcast of the number 1, shaped and typed like ``other``?"""
-    return (one.base is not None and one.ndim > 0 and not one.flags.writeable
-            and one.shape == other.shape and one.dtype == other.dtype
-            and not any(one.strides) and one.reshape(-1)[0] == 1)
 
 
 def div(a, b):
@@ -201,8 +187,8 @@ PowBackward1 = rule("PowBackward1", "self exponent result",
 PowBackward2 = rule("PowBackward2", "self result", exponent="g * result * log(self)")
 DotBackward0 = rule("DotBackward0", "self other", self="g * other", other="g * self")
 MvBackward0 = rule("MvBackward0", "self vec",
-                   self="g.unsqueeze(-1) * vec", vec="self.mT @ g")
-MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mat2.mT", mat2="self.mT @ g")
-BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mat2.mT", mat2="self.mT @ g")
+                   self="unsqueeze(g, -1) * vec", vec="mT(self) @ g")
+MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
+BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
 AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2",
-                      self="g", mat1="g @ mat2.mT", mat2="mm_mat2_grad(g, mat1, mat2)")
+                      self="g", mat1="g @ mT(mat2)", mat2="mm_mat2_grad(g, mat1, mat2)")

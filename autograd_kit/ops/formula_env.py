@@ -1,57 +1,127 @@
-"""The names a backward formula may use, besides Tensor methods.
+"""The words a backward formula may use.
 
-Formulas in the rule tables are strings such as ``"g * result * (1 - result)"``;
-they are compiled with this dictionary as their globals.  Helpers here are
-small and written with Tensor operations (so double backward works); masks
-that only *select* elements are built as constants.
+Formulas in the rule tables are strings such as ``"g * cos(self)"``; they are
+compiled once with this dictionary as their globals, and then run in one of
+two ways:
+
+* on **Tensors**, under ``backward(create_graph=True)``: every step is a
+  recorded Tensor operation, so the gradient has a graph of its own and can be
+  differentiated again;
+* on **plain arrays**, in an ordinary ``backward()``: the same arithmetic,
+  without building Tensors that nobody will differentiate.
+
+So every name here accepts either kind and answers in the same kind: ``cos(x)``
+is ``x.cos()`` for a Tensor and the array module's ``cos`` for an array.  The
+operators ``+ - * / @ **`` need no help: Tensors and arrays both have them.
+Helpers written with Tensor operations only are wrapped in :func:`on_tensors`,
+which hands them Tensors and gives back arrays when the formula runs on arrays.
 """
 from __future__ import annotations
 
 import builtins
+import functools
 
 from .. import backend
 from ..tensor import Tensor
 
 ENV: dict = {"__builtins__": builtins}
+_xp = backend.xp_of
 
 
-def _const(array) -> Tensor:
-    return Tensor._make(array)
+def _is_tensor(x) -> bool:
+    return x.__class__ is Tensor or isinstance(x, Tensor)
 
 
-def pow_backward(g, self, exponent):
-    """d/dx x^n = n x^(n-1)  (and 0 where n == 0)."""
-    if isinstance(exponent, Tensor):
-        return where(exponent == 0, 0.0, g * exponent * self ** (exponent - 1))
-    if exponent == 0:
-        return zeros_like(self)
-    return g * exponent * self ** (exponent - 1)
+def _raw(x):
+    """The array inside a Tensor (a plain array or number is returned as it is)."""
+    return x._data if _is_tensor(x) else x
+
+
+def _like(x, array):
+    """``array`` in the same kind as ``x``: a constant Tensor if x is a Tensor."""
+    return Tensor._make(array) if _is_tensor(x) else array
+
+
+def on_tensors(fn):
+    """Let a helper written with Tensor operations serve array formulas too:
+    array arguments go in as (constant) Tensors, Tensors come out as arrays."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if builtins.any(_is_tensor(a) for a in args):
+            return fn(*args, **kwargs)
+        out = fn(*(Tensor._make(backend.as_array(a)) if backend.is_array_or_scalar(a) else a
+                   for a in args), **kwargs)
+        if isinstance(out, (tuple, list)):
+            return [_raw(o) for o in out]
+        return _raw(out)
+    return wrapper
+
+
+# ------------------------------------------------------ elementwise words ---
+def _elementwise(name):
+    def fn(x):
+        if _is_tensor(x):
+            return getattr(x, name)()
+        return getattr(_xp(x), name)(x)
+    fn.__name__ = name
+    return fn
+
+
+cos, sin, exp, log, sign = (_elementwise(n) for n in ("cos", "sin", "exp", "log", "sign"))
+
+
+def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
+    if _is_tensor(x):
+        return x.clamp(min=min, max=max)
+    return _xp(x).clip(x, min, max)
 
 
 def where(cond, a, b):
-    from .shape import where as _where
-    return _where(cond, a, b)
+    if _is_tensor(cond) or _is_tensor(a) or _is_tensor(b):
+        from .shape import where as _where
+        return _where(cond, a, b)
+    xp = _xp(a) if backend.is_array(a) else _xp(b)
+    return xp.where(cond, a, b)
 
 
-def log_or_zero(self, exponent):
-    """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0."""
-    mask = _const((self._data == 0) & (exponent._data >= 0))
-    return where(mask, 1.0, self).log()
+# ------------------------------------------------------------ shape words ---
+def expand(x, sizes):
+    """x repeated (as a broadcast, without copying) up to ``sizes``."""
+    if _is_tensor(x):
+        return x.expand(sizes)
+    return _xp(x).broadcast_to(x, tuple(sizes))
 
 
-def inside(self, lo, hi):
-    """1 where lo <= x <= hi (the gradient of clamp passes), else 0."""
-    a = self._data
-    mask = backend.xp_of(a).ones(a.shape, dtype=bool)
-    if lo is not None:
-        mask &= a >= lo
-    if hi is not None:
-        mask &= a <= hi
-    return _const(mask.astype(a.dtype))
+def reshape(x, sizes):
+    return x.reshape(tuple(sizes))
 
 
-def zeros_like(t):
-    return _const(backend.xp_of(t._data).zeros_like(t._data))
+def mT(x):  # noqa: N802 - PyTorch's name
+    """x with its last two dimensions swapped (each matrix transposed)."""
+    return x.mT if _is_tensor(x) else x.swapaxes(-1, -2)
+
+
+def transpose(x, dim0, dim1):
+    if _is_tensor(x):
+        return x.transpose(dim0, dim1)
+    return x.swapaxes(dim0, dim1) if x.ndim > 1 else x
+
+
+def t(x):
+    return x.t() if _is_tensor(x) else x.T
+
+
+def permute(x, dims):
+    return x.permute(dims) if _is_tensor(x) else x.transpose(dims)
+
+
+def squeeze(x, dim):
+    return x.squeeze(dim) if _is_tensor(x) else x.reshape(
+        [n for i, n in enumerate(x.shape) if i != dim % x.ndim])
+
+
+def unsqueeze(x, dim):
+    return x.unsqueeze(dim) if _is_tensor(x) else _xp(x).expand_dims(x, dim)
 
 
 def unsqueeze_dims(g, dims, keepdim):
@@ -64,33 +134,91 @@ def unsqueeze_dims(g, dims, keepdim):
     return g.reshape(shape)
 
 
+# -------------------------------------------------------- reduction words ---
+def sum(x, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    if _is_tensor(x):
+        from .reduce import sum as _sum
+        return _sum(x, dim, keepdim)
+    return _xp(x).asarray(x.sum(axis=_axes(dim), keepdims=keepdim))
+
+
+def mean(x, dim=None, keepdim=False):
+    if _is_tensor(x):
+        return x.mean(dim, keepdim)
+    return _xp(x).asarray(x.mean(axis=_axes(dim), keepdims=keepdim))
+
+
+def _axes(dim):
+    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
+
+
+def sum_to(g, shape):
+    """g summed down to ``shape`` (undoing broadcasting), for either kind."""
+    from .reduce import sum_to as _sum_to
+    return _sum_to(g, shape) if _is_tensor(g) else backend.sum_to(g, shape)
+
+
+# -------------------------------------------------- masks and special cases ---
+def pow_backward(g, self, exponent):
+    """d/dx x^n = n x^(n-1)  (and 0 where n == 0)."""
+    if not (_is_tensor(exponent) or backend.is_array_or_scalar(exponent)):  # a number
+        if exponent == 0:
+            return zeros_like(self)
+        return g * exponent * self ** (exponent - 1)
+    return where(_raw(exponent) == 0, 0.0, g * exponent * self ** (exponent - 1))
+
+
+def log_or_zero(self, exponent):
+    """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0."""
+    mask = (_raw(self) == 0) & (_raw(exponent) >= 0)
+    return log(where(mask, 1.0, self))
+
+
+def inside(self, lo, hi):
+    """1 where lo <= x <= hi (the gradient of clamp passes), else 0."""
+    a = _raw(self)
+    mask = _xp(a).ones(a.shape, dtype=bool)
+    if lo is not None:
+        mask &= a >= lo
+    if hi is not None:
+        mask &= a <= hi
+    return _like(self, mask.astype(a.dtype))
+
+
+def zeros_like(t):
+    a = _raw(t)
+    return _like(t, _xp(a).zeros_like(a))
+
+
 def evenly_distribute(g, self, result):
     """max()/min() of everything: g is shared equally by all elements that tie."""
-    mask = self._data == result._data
-    return g * _const((mask / mask.sum()).astype(self._data.dtype))
+    mask = _raw(self) == _raw(result)
+    return g * _like(g, (mask / mask.sum()).astype(_raw(self).dtype))
 
 
 def place_at(g, indices, dim, keepdim, sizes):
     """max(dim)/min(dim): g goes to the position each index points at."""
-    xp = backend.xp_of(g._data)
-    idx = indices._data if keepdim else xp.expand_dims(indices._data, dim)
+    ga = _raw(g)
+    xp = _xp(ga)
+    idx = _raw(indices) if keepdim else xp.expand_dims(_raw(indices), dim)
     positions = xp.arange(sizes[dim]).reshape([-1 if i == dim else 1 for i in range(len(sizes))])
-    return unsqueeze_dims(g, (dim,), keepdim) * _const((positions == idx).astype(g._data.dtype))
+    return unsqueeze_dims(g, (dim,), keepdim) * _like(g, (positions == idx).astype(ga.dtype))
 
 
 def ties_half(a, b):
     """1 where a wins, 1/2 where a and b tie, 0 where b wins (maximum/minimum)."""
-    x, y = a._data, b._data
-    xp = backend.xp_of(x)
-    return _const(xp.where(x > y, 1.0, xp.where(x == y, 0.5, 0.0)).astype(x.dtype))
+    x, y = _raw(a), _raw(b)
+    xp = _xp(x)
+    return _like(a, xp.where(x > y, 1.0, xp.where(x == y, 0.5, 0.0)).astype(x.dtype))
 
 
 def spread_to_extremes(g, self, result, dim, keepdim):
     """amax/amin: g shared equally by the elements equal to the extreme."""
-    r = result._data if keepdim else backend.xp_of(result._data).expand_dims(result._data, dim)
-    mask = self._data == r
+    r, s = _raw(result), _raw(self)
+    r = r if keepdim else _xp(r).expand_dims(r, dim)
+    mask = s == r
     share = mask / mask.sum(axis=dim, keepdims=True)
-    return unsqueeze_dims(g, dim, keepdim) * _const(share.astype(self._data.dtype))
+    return unsqueeze_dims(g, dim, keepdim) * _like(g, share.astype(s.dtype))
 
 
 def product_of_others(self, result, dims):
@@ -98,8 +226,8 @@ def product_of_others(self, result, dims):
 
     That is result / xi when no x is zero (differentiable again); with zeros it
     is computed directly, as exclusive products from both ends."""
-    a = self._data
-    xp = backend.xp_of(a)
+    a = _raw(self)
+    xp = _xp(a)
     if not (a == 0).any():
         return result / self
     axes = tuple(range(a.ndim)) if dims is None else dims
@@ -112,7 +240,7 @@ def product_of_others(self, result, dims):
         others = xp.transpose(others, xp.argsort(xp.asarray(rest + list(axes))).tolist())
     else:
         others = _exclusive_products(a, flat_axis, xp)
-    return _const(others)
+    return _like(self, others)
 
 
 def _exclusive_products(a, axis, xp):
@@ -128,16 +256,23 @@ def mm_mat2_grad(g, mat1, mat2):
     """mat1ᵀ @ g, laid out like ``mat2``: when mat2 is a transposed view (``W.t()``
     in ``nn.Linear``), compute (gᵀ @ mat1)ᵀ so that transposing it back for W is
     free and W's gradient is stored without a strided copy (as PyTorch does)."""
-    if mat2._data.ndim == 2 and not mat2._data.flags.c_contiguous and \
-            mat2._data.flags.f_contiguous:
-        return (g.mT @ mat1).mT
-    return mat1.mT @ g
+    m = _raw(mat2)
+    if m.ndim == 2 and not m.flags.c_contiguous and m.flags.f_contiguous:
+        return mT(mT(g) @ mat1)
+    return mT(mat1) @ g
 
 
 def count_of(t, dims):
     n = 1
     for d in dims:
         n *= t.shape[d]
+    return n
+
+
+def numel(t):
+    n = 1
+    for s in t.shape:
+        n *= s
     return n
 
 
@@ -151,18 +286,27 @@ def slice_key(dim, start, end, step):
 
 def zero_at(g, indices):
     """g with the entries at ``indices`` set to 0 (they were overwritten)."""
-    mask = backend.xp_of(g._data).ones(g._data.shape, dtype=g._data.dtype)
+    ga = _raw(g)
+    mask = _xp(ga).ones(ga.shape, dtype=ga.dtype)
     mask[indices] = 0
-    return g * _const(mask)
+    return g * _like(g, mask)
 
 
 def split_sizes(g, sizes, dim):
     """Cut g along ``dim`` into pieces of the given sizes (backward of cat)."""
     pieces, start = [], 0
     for s in sizes:
-        pieces.append(g.narrow(dim, start, s))
+        key = (slice(None),) * (dim % g.ndim) + (slice(start, start + s),)
+        pieces.append(g[key])
         start += s
     return pieces
+
+
+def unbind(g, dim):
+    """The slices of g along ``dim`` (backward of stack)."""
+    if _is_tensor(g):
+        return g.unbind(dim)
+    return [g[(slice(None),) * (dim % g.ndim) + (i,)] for i in range(g.shape[dim])]
 
 
 def repeat_backward(g, repeats, sizes):
@@ -172,8 +316,7 @@ def repeat_backward(g, repeats, sizes):
     inter = []
     for r, s in zip(repeats, full):
         inter += [r, s]
-    g = g.reshape(inter).sum(tuple(range(0, 2 * len(full), 2)))
-    return g.reshape(sizes)
+    return reshape(sum(reshape(g, inter), tuple(range(0, 2 * len(full), 2))), sizes)
 
 
 def inverse_permutation(dims):
@@ -183,19 +326,20 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
+_WORDS = (cos, sin, exp, log, sign, clamp, where, expand, reshape, mT, transpose, t, permute,
+          squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
+          inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
+          product_of_others, mm_mat2_grad, count_of, numel, select_key, slice_key, zero_at,
+          split_sizes, unbind, repeat_backward, inverse_permutation)
+
+
 def _install():
-    from . import convert, indexing, loss, reduce, unary
+    from . import convert, indexing, loss
+    ENV.update({fn.__name__: fn for fn in _WORDS})
     ENV.update({
-        "scale_for": loss.scale_for, "nll_grad": loss.nll_grad, "to_device": convert.to_device,
-        "pow_backward": pow_backward, "log_or_zero": log_or_zero, "inside": inside,
-        "zeros_like": zeros_like, "unsqueeze_dims": unsqueeze_dims,
-        "evenly_distribute": evenly_distribute, "place_at": place_at,
-        "ties_half": ties_half, "spread_to_extremes": spread_to_extremes,
-        "count_of": count_of, "select_key": select_key, "slice_key": slice_key,
-        "zero_at": zero_at, "split_sizes": split_sizes, "repeat_backward": repeat_backward,
-        "inverse_permutation": inverse_permutation, "where": where,
-        "product_of_others": product_of_others, "mm_mat2_grad": mm_mat2_grad,
-        "gather_view": indexing.gather_view,
-        "scatter_view": indexing.scatter_view, "embed": indexing.embed,
-        "sum_to": reduce.sum_to, "log": unary.log, "exp": unary.exp,
+        "scale_for": loss.scale_for, "nll_grad": on_tensors(loss.nll_grad),
+        "to_device": on_tensors(convert.to_device),
+        "gather_view": on_tensors(indexing.gather_view),
+        "scatter_view": on_tensors(indexing.scatter_view),
+        "embed": on_tensors(indexing.embed),
     })

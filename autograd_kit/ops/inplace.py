@@ -186,7 +186,7 @@ def setitem(t, key, value):
 CopyBackwards = rule("CopyBackwards", "", self="zeros_like(g)", src="g")
 CopyBackwards.name = lambda self: "torch::autograd::CopyBackwards"  # PyTorch's spelling
 FillBackward2 = rule("FillBackward2", "", self="zeros_like(g)")
-FillBackward3 = rule("FillBackward3", "", self="zeros_like(g)", value="g.sum()")
+FillBackward3 = rule("FillBackward3", "", self="zeros_like(g)", value="sum(g)")
 ZeroBackward0 = rule("ZeroBackward0", "", self="zeros_like(g)")
 
 

@@ -7,6 +7,8 @@ each picked entry receives -1/N and every other entry 0.
 """
 from __future__ import annotations
 
+import math
+
 from .. import backend
 from ..tensor import Tensor
 from ._rules import as_tensor_pair, record, rule
@@ -56,7 +58,8 @@ def binary_cross_entropy(input, target, reduction: str = "mean"):
 
 
 def scale_for(reduction: str, t) -> float:
-    return 1.0 / t.numel() if reduction == "mean" else 1.0
+    """1/N for a mean over the N elements of ``t`` (a Tensor or an array), else 1."""
+    return 1.0 / math.prod(t.shape) if reduction == "mean" else 1.0
 
 
 def nll_grad(g, target, reduction, sizes):
@@ -78,6 +81,6 @@ NllLossBackward0 = rule("NllLossBackward0", "target reduction self_sym_sizes",
                         self="nll_grad(g, target, reduction, self_sym_sizes)")
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target reduction",
-    self="g * (self - target) / (self * (1 - self)).clamp(min=1e-12)"
+    self="g * (self - target) / clamp(self * (1 - self), min=1e-12)"
          " * scale_for(reduction, self)",
     target="g * (log(1 - self) - log(self)) * scale_for(reduction, self)")

@@ -50,13 +50,9 @@ def sum_to(g, shape):
 
     Broadcasting copied an input along new leading axes and along axes of
     size 1; each copy received its own gradient, so the input's gradient is
-    their sum."""
-    a = g._data
-    lead = a.ndim - len(shape)
-    if lead < 0:  # the input had extra leading 1s (``s[1] = t`` with t of shape [1])
-        return g.reshape(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
+    their sum.  (Which axes: ``backend.broadcast_axes``, shared with the
+    array version ``backend.sum_to``.)"""
+    lead, axes = backend.broadcast_axes(g._data.shape, shape)
     if axes:
         g = sum(g, axes, keepdim=True)
     return g.reshape(shape) if lead else g
@@ -209,13 +205,13 @@ def norm(x, p=2, dim=None, keepdim=False):
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
-SumBackward0 = rule("SumBackward0", "self_sym_sizes", self="g.expand(self_sym_sizes)")
+SumBackward0 = rule("SumBackward0", "self_sym_sizes", self="expand(g, self_sym_sizes)")
 SumBackward1 = rule("SumBackward1", "dim keepdim self_sym_sizes",
-                    self="unsqueeze_dims(g, dim, keepdim).expand(self_sym_sizes)")
+                    self="expand(unsqueeze_dims(g, dim, keepdim), self_sym_sizes)")
 MeanBackward0 = rule("MeanBackward0", "self_sym_sizes numel",
-                     self="(g / numel).expand(self_sym_sizes)")
+                     self="expand(g / numel, self_sym_sizes)")
 MeanBackward1 = rule("MeanBackward1", "dim keepdim self_sym_sizes count",
-                     self="unsqueeze_dims(g, dim, keepdim).expand(self_sym_sizes) / count")
+                     self="expand(unsqueeze_dims(g, dim, keepdim), self_sym_sizes) / count")
 MaxBackward1 = rule("MaxBackward1", "self result", self="evenly_distribute(g, self, result)")
 MinBackward1 = rule("MinBackward1", "self result", self="evenly_distribute(g, self, result)")
 MaxBackward0 = rule("MaxBackward0", "indices dim keepdim self_sym_sizes",
@@ -231,18 +227,18 @@ AmaxBackward0 = rule("AmaxBackward0", "self result dim keepdim",
 AminBackward0 = rule("AminBackward0", "self result dim keepdim",
                      self="spread_to_extremes(g, self, result, dim, keepdim)")
 VarBackward0 = rule("VarBackward0", "self dim correction keepdim",
-                    self="unsqueeze_dims(g, dim, keepdim) * 2 * (self - self.mean(dim, True))"
+                    self="unsqueeze_dims(g, dim, keepdim) * 2 * (self - mean(self, dim, True))"
                          " / (count_of(self, dim) - correction)")
 StdBackward0 = rule("StdBackward0", "self dim correction keepdim result",
-                    self="unsqueeze_dims(g / result, dim, keepdim) * (self - self.mean(dim, True))"
+                    self="unsqueeze_dims(g / result, dim, keepdim) * (self - mean(self, dim, True))"
                          " / (count_of(self, dim) - correction)")
 SoftmaxBackward0 = rule("SoftmaxBackward0", "result dim",
-                        self="result * (g - (g * result).sum(dim, True))")
+                        self="result * (g - sum(g * result, dim, True))")
 LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "result dim",
-                           self="g - result.exp() * g.sum(dim, True)")
+                           self="g - exp(result) * sum(g, dim, True)")
 LogsumexpBackward0 = rule("LogsumexpBackward0", "self result dim keepdim",
                           self="unsqueeze_dims(g, dim, keepdim)"
-                               " * (self - unsqueeze_dims(result, dim, keepdim)).exp()")
+                               " * exp(self - unsqueeze_dims(result, dim, keepdim))")
 LinalgVectorNormBackward0 = rule(
     "LinalgVectorNormBackward0", "self result dim keepdim",
     self="self * unsqueeze_dims(g / result, dim, keepdim)")

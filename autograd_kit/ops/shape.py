@@ -216,25 +216,25 @@ def masked_fill(x, mask, value):
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
-ViewBackward0 = rule("ViewBackward0", "self_sym_sizes", self="g.reshape(self_sym_sizes)")
+ViewBackward0 = rule("ViewBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
 UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self_sym_sizes",
-                           self="g.reshape(self_sym_sizes)")
+                           self="reshape(g, self_sym_sizes)")
 AliasBackward0 = rule("AliasBackward0", "", self="g")
-TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="g.transpose(dim0, dim1)")
-TBackward0 = rule("TBackward0", "", self="g.t()")
-PermuteBackward0 = rule("PermuteBackward0", "dims", self="g.permute(inverse_permutation(dims))")
-SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes", self="g.reshape(self_sym_sizes)")
+TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="transpose(g, dim0, dim1)")
+TBackward0 = rule("TBackward0", "", self="t(g)")
+PermuteBackward0 = rule("PermuteBackward0", "dims", self="permute(g, inverse_permutation(dims))")
+SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
 SqueezeBackward1 = rule("SqueezeBackward1", "dim self_sym_sizes",
-                        self="g.reshape(self_sym_sizes)")
-UnsqueezeBackward0 = rule("UnsqueezeBackward0", "dim", self="g.squeeze(dim)")
+                        self="reshape(g, self_sym_sizes)")
+UnsqueezeBackward0 = rule("UnsqueezeBackward0", "dim", self="squeeze(g, dim)")
 ExpandBackward0 = rule("ExpandBackward0", "self_sym_sizes", self="sum_to(g, self_sym_sizes)")
 CloneBackward0 = rule("CloneBackward0", "", self="g")
 RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
                        self="repeat_backward(g, repeats, self_sym_sizes)")
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
 MaskedFillBackward0 = rule("MaskedFillBackward0", "mask",
-                          self="where(mask, 0.0, g)", value="where(mask, g, 0.0).sum()")
-StackBackward0 = rule("StackBackward0", "dim", variadic="g.unbind(dim)")
+                          self="where(mask, 0.0, g)", value="sum(where(mask, g, 0.0))")
+StackBackward0 = rule("StackBackward0", "dim", variadic="unbind(g, dim)")
 WhereBackward0 = rule("WhereBackward0", "condition",
                       self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")
 

@@ -113,14 +113,14 @@ def leaky_relu(x, negative_slope=0.01):
 # Backward formulas: g is the gradient of the output; one formula per input.
 ExpBackward0 = rule("ExpBackward0", "result", self="g * result")
 LogBackward0 = rule("LogBackward0", "self", self="g / self")
-SinBackward0 = rule("SinBackward0", "self", self="g * self.cos()")
-CosBackward0 = rule("CosBackward0", "self", self="-g * self.sin()")
+SinBackward0 = rule("SinBackward0", "self", self="g * cos(self)")
+CosBackward0 = rule("CosBackward0", "self", self="-g * sin(self)")
 TanhBackward0 = rule("TanhBackward0", "result", self="g * (1 - result * result)")
 SigmoidBackward0 = rule("SigmoidBackward0", "result", self="g * result * (1 - result)")
 ReluBackward0 = rule("ReluBackward0", "result", self="g * (result > 0)")
 SqrtBackward0 = rule("SqrtBackward0", "result", self="g / (2 * result)")
 RsqrtBackward0 = rule("RsqrtBackward0", "result", self="-0.5 * g * result ** 3")
-AbsBackward0 = rule("AbsBackward0", "self", self="g * self.sign()")
+AbsBackward0 = rule("AbsBackward0", "self", self="g * sign(self)")
 ReciprocalBackward0 = rule("ReciprocalBackward0", "result", self="-g * result * result")
 ClampBackward1 = rule("ClampBackward1", "self min max",
                       self="g * inside(self, min, max)")
