@@ -12,27 +12,67 @@ import sys
 from .tensor import Tensor
 
 
-def take_over(node, g, contributions) -> bool:
-    """Let a leaf keep the arriving gradient array ``g`` instead of copying it.
+def take_over(node, g, contributions, lent) -> bool:
+    """Store array ``g`` as a leaf's gradient without copying it, if that is safe.
 
-    Safe only when nothing else can see that array: the engine's references
-    (the ``contributions`` list, unless several were summed into a new array,
-    and its local ``g``) are the only ones, and it is no view -- or a C-ordered
-    view spanning the whole of a base array that nothing else holds (the
-    gradient of ``W.t()`` in ``nn.Linear``, of a reshape...).  PyTorch makes the
-    same check with its own reference counts.  Otherwise AccumulateGrad copies."""
+    * If nothing else can see ``g`` -- the engine's references (the
+      ``contributions`` list, unless several were summed into a new array, and
+      its local ``g``) are the only ones -- the leaf keeps it.  PyTorch makes
+      the same check with its own reference counts.
+    * If others hold it, they may be the engine's own buffers for nodes still
+      to run (the two inputs of ``a + b`` receive the same array).  Then the
+      leaf *borrows* it: ``lent`` remembers the leaf, a second gradient for it
+      is added out of place, and :func:`settle` copies at the end of the pass
+      only what is still shared.
+
+    Returns False when AccumulateGrad must do the work (the leaf has hooks)."""
     v = node.variable
+    if v._hooks is not None:
+        if id(v) in lent:  # hooks arrived during the pass: stop borrowing first
+            _unshare(lent.pop(id(v)))
+        return False
+    grad = v._grad
+    if grad is not None:
+        if id(v) not in lent:
+            return False
+        grad._data = grad._data + g  # out of place: the borrowed array stays as it was
+        del lent[id(v)]
+        return True
     expected = _ENGINE_REFS if len(contributions) == 1 else _ENGINE_REFS - 1
-    if v._grad is None and v._hooks is None and sys.getrefcount(g) == expected:
-        base = g.base
-        if base is None or (base.base is None and base.size == g.size
-                            and g.flags.c_contiguous and sys.getrefcount(base) == 3):
-            v._grad = Tensor._make(g)          # (3: g.base, the local, the argument)
-            return True
-    return False
+    v._grad = Tensor._make(g)
+    if not _owned(g, expected + 1):  # (+1: the new Tensor's reference)
+        lent[id(v)] = v
+    return True
 
 
-_ENGINE_REFS = 4  # ``contributions[0]``, ``g`` here, ``g`` in _process, getrefcount's own
+def settle(lent) -> None:
+    """End of a pass: a borrowed gradient array that something else still
+    holds (another leaf's ``.grad``, a forward value) is copied now."""
+    for v in lent.values():
+        _unshare(v)
+    lent.clear()
+
+
+def _unshare(v) -> None:
+    grad = v._grad
+    if grad is not None and not _owned(grad._data, 1):  # 1: grad's own slot
+        grad._data = grad._data.copy()
+
+
+def _owned(a, refs: int) -> bool:
+    """Do the caller's ``refs`` references account for every reference to ``a``,
+    and is it no view -- or a C-ordered view spanning the whole of a base array
+    that nothing else holds (the gradient of ``W.t()`` in ``nn.Linear``, of a
+    reshape...)?"""
+    if sys.getrefcount(a) != refs + 2:  # +2: the parameter ``a``, getrefcount's argument
+        return False
+    base = a.base
+    return base is None or (base.base is None and base.size == a.size
+                            and a.flags.c_contiguous and sys.getrefcount(base) == 3)
+    # (the base: ``a.base``, the local ``base``, getrefcount's argument)
+
+
+_ENGINE_REFS = 3  # ``contributions[0]``, ``g`` in _process, take_over's argument
 
 
 def store_grad(t, g):

@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import errors
-from .accumulate import store_grad, take_over
+from .accumulate import settle, store_grad, take_over
 from .graph import AccumulateGrad, edge, grad_accumulator
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
@@ -186,6 +186,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     wrap = _memo_wrap() if arrays and _detail else _wrap if arrays else _same
     # a plain backward(): nodes without hooks need none of _process's cases
     plain = arrays and not _detail and _capture is None and targets is None and needed is None
+    lent = {}  # leaves whose .grad borrows an array the pass may still read
     caller_mode = is_grad_enabled()
     set_grad_mode(create_graph)
     try:
@@ -206,7 +207,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 g = None
             else:
                 grads_out, step = _process(node, contributions, needed, retain_graph,
-                                           _capture, _detail, targets, index, arrays, wrap)
+                                           _capture, _detail, targets, index, arrays, wrap,
+                                           lent)
             for (nxt, _), gi in zip(nf, grads_out):
                 if nxt is None:
                     continue
@@ -228,11 +230,12 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 set_grad_mode(create_graph)
                 index += 1
     finally:
+        settle(lent)
         set_grad_mode(caller_mode)
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,
-             arrays, wrap):
+             arrays, wrap, lent):
     """One node: sum what arrived, run hooks, apply the chain rule, free buffers.
 
     With ``arrays``, gradients are plain arrays; they are wrapped as Tensors only
@@ -260,7 +263,7 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
             if detail:
                 v = node.variable
                 old = None if v._grad is None else Tensor._make(v._grad._data.copy())
-            if not (arrays and not detail and take_over(node, g, contributions)):
+            if not (arrays and not detail and take_over(node, g, contributions, lent)):
                 node.apply(wrap(g))
             grads_out = ()
         else:

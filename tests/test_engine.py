@@ -832,6 +832,39 @@ def test_multiplying_by_the_broadcast_one_of_sum_keeps_values(device):
     assert t.tolist() == pytest.approx([np.tanh(v) for v in (1., 2., 3.)], rel=1e-6)
 
 
+def test_borrowed_gradient_is_not_a_forward_value(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    w = torch.tensor([3., 4.], requires_grad=True, device=device)
+    (x * w).sum().backward()                # w's gradient is x's values
+    w.grad.zero_()
+    assert x.tolist() == [1., 2.] and x.grad.tolist() == [3., 4.]
+
+
+def test_borrowed_gradient_read_later_in_the_pass_is_unchanged(device):
+    b = torch.tensor([1., 2.], requires_grad=True, device=device)
+    u = torch.tensor([1., 1.], requires_grad=True, device=device)
+    w = torch.tensor([5., 7.], requires_grad=True, device=device)
+    # b's AccumulateGrad runs before the MulBackward0 that reads the same
+    # gradient; b then receives a second gradient, added while MulBackward0 waits
+    ((u + b) * w + b * 2).sum().backward()
+    assert b.grad.tolist() == [7., 9.]
+    assert u.grad.tolist() == [5., 7.] and w.grad.tolist() == [2., 3.]
+
+
+def test_borrowed_gradients_settle_when_the_pass_fails(device):
+    a = torch.tensor([1., 2.], requires_grad=True, device=device)
+    b = torch.tensor([3., 4.], requires_grad=True, device=device)
+    c = torch.tensor([1., 1.], requires_grad=True, device=device)
+    e = (c * 1).exp()
+    older = e.sum()                         # runs after the a + b branch
+    e.add_(1)                               # exp's saved result is now stale
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ((a + b).sum() + older).backward()
+    assert a.grad.tolist() == [1., 1.] and b.grad.tolist() == [1., 1.]
+    a.grad.zero_()                          # a and b received the same array
+    assert b.grad.tolist() == [1., 1.]
+
+
 def test_paused_backward_steps_leaves_the_callers_grad_mode(device):
     x = torch.tensor([1., 2.], requires_grad=True, device=device)
     steps = backward_steps((x * x).sum())
