@@ -190,8 +190,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     caller_mode = is_grad_enabled()
     set_grad_mode(create_graph)
     try:
-        while ready:
-            node = pop(ready)[1]
+        node = pop(ready)[1] if ready else None
+        while node is not None:
             contributions = buffers.pop(node, None)
             nf = node.next_functions
             if contributions is None or (needed is not None and node not in needed):
@@ -199,8 +199,9 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             elif plain and node._pre_hooks is None and node._retain is None and \
                     node._post_hooks is None and node.__class__ is not AccumulateGrad:
                 g = contributions[0]
-                for extra in contributions[1:]:
-                    g = g + extra
+                if len(contributions) > 1:
+                    for extra in contributions[1:]:
+                        g = g + extra
                 grads_out, step = node.apply_array(g), None
                 if not retain_graph:
                     node.release_saved()
@@ -209,6 +210,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 grads_out, step = _process(node, contributions, needed, retain_graph,
                                            _capture, _detail, targets, index, arrays, wrap,
                                            lent)
+            became_ready = None
             for (nxt, _), gi in zip(nf, grads_out):
                 if nxt is None:
                     continue
@@ -221,7 +223,10 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    push(ready, (-nxt._seq, nxt))
+                    if became_ready is None:
+                        became_ready = nxt
+                    else:
+                        push(ready, (-nxt._seq, nxt))
             grads_out = gi = contributions = None  # hold no gradient longer than needed
             if step is not None:
                 set_grad_mode(caller_mode)
@@ -229,6 +234,13 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 caller_mode = is_grad_enabled()
                 set_grad_mode(create_graph)
                 index += 1
+            # the next node: the newest ready one (a chain skips the heap)
+            if became_ready is not None and ready:
+                node = heapq.heappushpop(ready, (-became_ready._seq, became_ready))[1]
+            elif became_ready is not None:
+                node = became_ready
+            else:
+                node = pop(ready)[1] if ready else None
     finally:
         settle(lent)
         set_grad_mode(caller_mode)

@@ -354,6 +354,22 @@ def test_view_of_no_grad_base_requires_grad_after_copy_in(device):
     assert x.grad.tolist() == [2., 0., 0.]
 
 
+@pytest.mark.parametrize("op", [lambda v: v * 2.0, lambda v: v + 1, lambda v: 3.0 - v,
+                                lambda v: v.sin(), lambda v: v * torch.ones(2)],
+                         ids=["times-number", "plus-number", "rsub", "sin", "times-tensor"])
+def test_ops_on_a_stale_view_of_a_no_grad_base_record(device, op):
+    """The base gained a history after the view was taken: every op on the view,
+    ``view * number`` included, must see that and record a node."""
+    w = torch.ones(3, requires_grad=True, device=device)
+    a = torch.zeros(3, device=device)
+    v = a[:2]
+    a.add_(w)
+    out = op(v)
+    assert out.grad_fn is not None
+    out.sum().backward()
+    assert w.grad is not None and w.grad.tolist()[2] == 0.
+
+
 def test_setitem_value_with_leading_one_dims(device):
     """PyTorch drops leading size-1 dims of the value: s[1] = tensor of shape [1]."""
     x = torch.tensor([2.], requires_grad=True, device=device)

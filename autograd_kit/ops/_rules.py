@@ -39,14 +39,23 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 class OpNode(Node):
     """A node built from a rule: its formulas turn ``g`` into input gradients."""
 
-    __slots__ = ("_meta",)  # flat: shape0, dtype0, shape1, dtype1... the gradients must have
+    __slots__ = ("_meta", "_need")
+    # _meta, flat: shape0, dtype0, shape1, dtype1... the gradients must have
+    # _need: per input, does it need a gradient (has an edge)?
     formulas: tuple = ()
     formula_text: dict = {}
     input_names: tuple = ()
+    n_inputs = 0          # how many formulas (0 for a variadic rule)
     variadic = None
     uses: tuple = ()      # per input: the saved names its formula reads
     times_g = None        # per input: X where the formula is "g * X" (else None)
     _keep: dict = {}      # which inputs need a gradient -> the saved names to keep
+
+    @staticmethod
+    def gradients(g, need, **saved) -> tuple:
+        """All input gradients at once: ``(formula0 if need[0] else None, ...)``,
+        compiled from the rule's formulas."""
+        raise NotImplementedError
 
     @classmethod
     def keep_for(cls, mask) -> frozenset:
@@ -58,72 +67,66 @@ class OpNode(Node):
             cls._keep[mask] = keep
         return keep
 
-    def apply(self, g, needed=None):
-        kw = self._saved
-        for v in kw.values():
-            if v.__class__ is SavedTensor:  # unpack (version-checked) into a fresh dict
-                kw = {k: (v.unpack(self, k) if v.__class__ is SavedTensor else v)
-                      for k, v in kw.items()}
-                break
-        meta = self._meta
-        if self.variadic is not None:
-            raw = self.variadic(g, **kw)
-            return tuple(None if fn is None or gi is None
-                         or (needed is not None and fn not in needed)
-                         else _fit(gi, meta[2 * i], meta[2 * i + 1])
-                         for i, ((fn, _), gi) in enumerate(zip(self.next_functions, raw)))
-        out = []
-        i = 0
-        for (fn, _), formula in zip(self.next_functions, self.formulas):
-            if fn is None or (needed is not None and fn not in needed):
-                out.append(None)  # no edge, or a gradient nobody asked for
-            else:
-                gi = g if formula is None else formula(g, **kw)
-                if gi.__class__ is not Tensor or gi._data.shape != meta[i] or \
-                        gi._data.dtype != meta[i + 1]:
-                    gi = _fit(gi, meta[i], meta[i + 1])
-                out.append(gi)
-            i += 2
-        return tuple(out)
+    def _which(self, needed):
+        """Which inputs get a gradient: those with an edge (and, for
+        ``autograd.grad``, only edges leading to a requested input)."""
+        if needed is None:
+            return self._need
+        return tuple(n and fn in needed for n, (fn, _) in zip(self._need, self.next_functions)) \
+            + self._need[len(self.next_functions):]
 
+    def apply(self, g, needed=None):
+        """The input gradients as Tensors (recorded when ``create_graph=True``)."""
+        kw = {k: (v.unpack(self, k) if v.__class__ is SavedTensor else v)
+              for k, v in self._saved.items()}
+        need = self._which(needed)
+        if self.variadic is not None:
+            raw = [gi if n else None for gi, n in zip(self.variadic(g, **kw), need)]
+        else:
+            raw = self.gradients(g, need, **kw)
+        meta = self._meta
+        return tuple(None if gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
+                     for i, gi in enumerate(raw))
 
     def apply_array(self, g, needed=None):
-        """``apply`` on plain arrays: the same formulas, no Tensors built."""
+        """``apply`` on plain arrays, for an ordinary backward: the same formulas,
+        no Tensors built.  (Written for speed: this runs once per node.)"""
         kw = self._saved
         for v in kw.values():
             if v.__class__ is SavedTensor:  # unpack (version-checked) into a fresh dict
                 kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
                       for k, v in kw.items()}
                 break
-        meta = self._meta
-        nf = self.next_functions
+        need = self._need if needed is None else self._which(needed)
         if self.variadic is not None:
-            raw = self.variadic(g, **kw)
-            return tuple(None if fn is None or gi is None
-                         or (needed is not None and fn not in needed)
-                         else backend.fit_array(gi, meta[2 * i], meta[2 * i + 1], g)
-                         for i, ((fn, _), gi) in enumerate(zip(nf, raw)))
-        ones = self.times_g
-        if ones is not None and not backend.is_broadcast_one(g, g):
-            ones = None
-        out = []
+            out = tuple(gi if n else None for gi, n in zip(self.variadic(g, **kw), need))
+        elif self.times_g is not None and g.base is not None and \
+                backend.is_broadcast_one(g, g):  # (a broadcast is a view: it has a base)
+            out = self._times_one(g, need, kw)
+        else:
+            out = self.gradients(g, need, **kw)
+        meta = self._meta
         i = 0
-        for (fn, _), formula in zip(nf, self.formulas):
-            if fn is None or (needed is not None and fn not in needed):
-                out.append(None)
-            else:
-                if formula is None:
-                    gi = g
-                elif ones is not None and ones[i >> 1] is not None and \
-                        backend.is_broadcast_one(g, kw[ones[i >> 1]]):
-                    gi = kw[ones[i >> 1]]  # "g * x" with g a broadcast 1: just x
-                else:
-                    gi = formula(g, **kw)
-                if gi.__class__ not in _ARRAYS or gi.shape != meta[i] or \
-                        gi.dtype != meta[i + 1]:
-                    gi = backend.fit_array(gi, meta[i], meta[i + 1], g)
-                out.append(gi)
+        for gi in out:
+            if gi is not None and (gi.__class__ not in _ARRAYS or gi.shape != meta[i]
+                                   or gi.dtype != meta[i + 1]):
+                return tuple(None if gi is None else
+                             backend.fit_array(gi, meta[2 * i], meta[2 * i + 1], g)
+                             for i, gi in enumerate(out))
             i += 2
+        return out
+
+    def _times_one(self, g, need, kw):
+        """g is the broadcast 1 that ``sum()`` sends back: a formula "g * x"
+        gives just x (when x has g's shape and dtype), without multiplying."""
+        out = []
+        for n, name, formula in zip(need, self.times_g, self.formulas):
+            if not n:
+                out.append(None)
+            elif name is not None and backend.is_broadcast_one(g, kw[name]):
+                out.append(kw[name])
+            else:
+                out.append(g if formula is None else formula(g, **kw))
         return tuple(out)
 
 
@@ -166,7 +169,13 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
                           for text in formulas.values()),
         "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
         "input_names": tuple(formulas),
+        "n_inputs": len(formulas),
         "variadic": staticmethod(compile_(variadic)) if variadic else None,
+        "gradients": staticmethod(eval(
+            f"lambda g, need, {', '.join(names)}: ("
+            + "".join(f"({text}) if need[{i}] else None, "
+                      for i, text in enumerate(formulas.values())) + ")",
+            formula_env.ENV)) if variadic is None else OpNode.gradients,
         "uses": tuple(frozenset(words(text)) for text in formulas.values()),
         "saves_all": tuple(names),
         "_keep": {},
@@ -218,6 +227,8 @@ def _node_and_output(cls, data, next_functions, meta, mask, saved):
     node._seq = _next_seq()
     node._pre_hooks = node._post_hooks = node._retain = node._metadata = None
     node._meta = meta
+    node._need = mask if len(mask) >= cls.n_inputs else \
+        mask + (False,) * (cls.n_inputs - len(mask))  # an optional input not given
     out = _make(data, True, node)
     keep = cls._keep.get(mask)
     if keep is None:

@@ -23,7 +23,7 @@ def _binary(node, fn, a, b, names=(), **attrs):
         # fast path, ``float tensor op number``: numpy keeps the tensor's dtype, as
         # PyTorch does, and the number is a constant input without an edge
         out = fn(a._data, b)
-        if not (a._rg and _state.enabled):
+        if not (a._rg and _state.enabled) and a._base is None:  # (a view may be stale)
             return Tensor._make(out)
         if names:
             attrs[names[0]], attrs[names[1]] = a, b
