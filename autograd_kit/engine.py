@@ -81,16 +81,25 @@ def _as_tuple(x):
 
 
 def count_dependencies(roots):
-    """How many edges lead into each node reachable from ``roots`` (iterative DFS)."""
-    deps, seen, stack = {}, set(roots), list(roots)
+    """How many edges lead into each node reachable from ``roots`` (iterative DFS).
+    (Roots count as visited from the start: a root reached from another root is
+    walked once.)"""
+    deps, stack = {}, list(roots)
+    for root in roots:
+        deps[root] = 0
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
+            n = deps.get(nxt)
+            if n is None:  # first visit
+                deps[nxt] = 1
                 stack.append(nxt)
+            else:
+                deps[nxt] = n + 1
+    for root in roots:
+        if not deps.get(root):
+            deps.pop(root, None)
     return deps
 
 
@@ -203,7 +212,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                     for extra in contributions[1:]:
                         g = g + extra
                 grads_out, step = node.apply_array(g), None
-                if not retain_graph:
+                if not retain_graph and node._holds_tensors:
                     node.release_saved()
                 g = None
             else:

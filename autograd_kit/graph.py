@@ -34,7 +34,7 @@ class Node:
     of the inputs, by the chain rule ``dL/dinput = dL/doutput * doutput/dinput``."""
 
     __slots__ = ("next_functions", "_seq", "_pre_hooks", "_post_hooks", "_retain",
-                 "_metadata", "_saved", "__weakref__")
+                 "_metadata", "_saved", "_holds_tensors", "__weakref__")
 
     def __init__(self, next_functions=()):
         self.next_functions = tuple(next_functions)
@@ -44,6 +44,7 @@ class Node:
         self._retain = None      # weakref to the non-leaf tensor that retains grad
         self._metadata = None
         self._saved = {}
+        self._holds_tensors = True  # may _saved hold SavedTensors? (False: nothing to free)
 
     # -- PyTorch's public face ---------------------------------------------
     def name(self) -> str:

@@ -92,11 +92,9 @@ class OpNode(Node):
         """``apply`` on plain arrays, for an ordinary backward: the same formulas,
         no Tensors built.  (Written for speed: this runs once per node.)"""
         kw = self._saved
-        for v in kw.values():
-            if v.__class__ is SavedTensor:  # unpack (version-checked) into a fresh dict
-                kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
-                      for k, v in kw.items()}
-                break
+        if self._holds_tensors:  # unpack (version-checked) into a fresh dict
+            kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
+                  for k, v in kw.items()}
         need = self._need if needed is None else self._which(needed)
         if self.variadic is not None:
             out = tuple(gi if n else None for gi, n in zip(self.variadic(g, **kw), need))
@@ -233,16 +231,21 @@ def _node_and_output(cls, data, next_functions, meta, mask, saved):
     keep = cls._keep.get(mask)
     if keep is None:
         keep = cls.keep_for(mask)
+    holds = False
     for k, v in saved.items():
-        if v.__class__ is Tensor or isinstance(v, Tensor) or v is RESULT:
+        if v.__class__ is Tensor or v is RESULT or (v.__class__ not in _PLAIN
+                                                    and isinstance(v, Tensor)):
             if k not in keep:
                 saved[k] = None  # no needed gradient reads it: not kept (as in PyTorch)
-            elif v is RESULT:
-                saved[k] = SavedTensor(out, is_output=True)
             else:
-                saved[k] = SavedTensor(v)
+                saved[k] = SavedTensor(out, is_output=True) if v is RESULT else SavedTensor(v)
+                holds = True
     node._saved = saved
+    node._holds_tensors = holds
     return out
+
+
+_PLAIN = {int, float, bool, str, tuple, type(None)}  # saved values that are never Tensors
 
 
 def record_scalar(cls, data, a, saved):
