@@ -88,7 +88,7 @@ def count_dependencies(roots):
     for root in roots:
         deps[root] = 0
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for nxt in stack.pop()._next:
             if nxt is None:
                 continue
             n = deps.get(nxt)
@@ -108,7 +108,7 @@ def _needed(roots, targets):
     parents, seen, stack = {}, set(roots), list(roots)
     while stack:
         node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt in node._next:
             if nxt is None:
                 continue
             parents.setdefault(nxt, []).append(node)
@@ -202,7 +202,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
         node = pop(ready)[1] if ready else None
         while node is not None:
             contributions = buffers.pop(node, None)
-            nf = node.next_functions
+            nf = node._next
             if contributions is None or (needed is not None and node not in needed):
                 grads_out, step = (None,) * len(nf), None  # no gradient reaches it
             elif plain and node._pre_hooks is None and node._retain is None and \
@@ -220,7 +220,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                                            _capture, _detail, targets, index, arrays, wrap,
                                            lent)
             became_ready = None
-            for (nxt, _), gi in zip(nf, grads_out):
+            for nxt, gi in zip(nf, grads_out):
                 if nxt is None:
                     continue
                 if gi is not None:

@@ -33,11 +33,11 @@ class Node:
     """A step of the backward pass: turns the gradient of an output into gradients
     of the inputs, by the chain rule ``dL/dinput = dL/doutput * doutput/dinput``."""
 
-    __slots__ = ("next_functions", "_seq", "_pre_hooks", "_post_hooks", "_retain",
+    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_retain",
                  "_metadata", "_saved", "_holds_tensors", "__weakref__")
 
     def __init__(self, next_functions=()):
-        self.next_functions = tuple(next_functions)
+        self._next = tuple([fn for fn, _ in next_functions])  # one node (or None) per input
         self._seq = _next_seq()
         self._pre_hooks = None   # {output_nr: [hook, ...]} from tensor.register_hook
         self._post_hooks = None  # [hook(grad_inputs, grad_outputs)]
@@ -47,6 +47,13 @@ class Node:
         self._holds_tensors = True  # may _saved hold SavedTensors? (False: nothing to free)
 
     # -- PyTorch's public face ---------------------------------------------
+    @property
+    def next_functions(self) -> tuple:
+        """``((node or None, input_nr), ...)``, one pair per input: where each
+        input's gradient goes.  (Every node here has a single output, so
+        ``input_nr`` is always 0; the engine walks ``_next``, the nodes alone.)"""
+        return tuple([(fn, 0) for fn in self._next])
+
     def name(self) -> str:
         return type(self).__name__
 
@@ -297,13 +304,19 @@ def grad_accumulator(tensor) -> AccumulateGrad:
     return node
 
 
-def edge(tensor):
-    """The ``(node, input_nr)`` pair through which a gradient reaches ``tensor``."""
+def next_node(tensor):
+    """The node through which a gradient reaches ``tensor``: its ``grad_fn``,
+    its ``AccumulateGrad`` if it is a leaf that requires grad, else None."""
     if tensor._base is not None:
         refresh_view(tensor)
     fn = tensor._grad_fn
     if fn is not None:
-        return (fn, 0)
+        return fn
     if tensor.requires_grad:
-        return (grad_accumulator(tensor), 0)
-    return (None, 0)
+        return grad_accumulator(tensor)
+    return None
+
+
+def edge(tensor):
+    """The ``(node, input_nr)`` pair through which a gradient reaches ``tensor``."""
+    return (next_node(tensor), 0)

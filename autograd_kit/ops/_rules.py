@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from .. import backend, errors
-from ..graph import Node, SavedTensor, edge, refresh_view
+from ..graph import Node, SavedTensor, next_node, refresh_view
 from ..grad_mode import _state
 from ..tensor import Tensor
 
@@ -72,8 +72,8 @@ class OpNode(Node):
         ``autograd.grad``, only edges leading to a requested input)."""
         if needed is None:
             return self._need
-        return tuple(n and fn in needed for n, (fn, _) in zip(self._need, self.next_functions)) \
-            + self._need[len(self.next_functions):]
+        return tuple(n and fn in needed for n, fn in zip(self._need, self._next)) \
+            + self._need[len(self._next):]
 
     def apply(self, g, needed=None):
         """The input gradients as Tensors (recorded when ``create_graph=True``)."""
@@ -212,16 +212,16 @@ def record(cls, data, inputs, **saved):
     meta = []
     for t in inputs:
         meta += (t._data.shape, t._data.dtype)
-    next_functions = tuple([edge(t) for t in inputs])
-    return _node_and_output(cls, data, next_functions, tuple(meta),
-                            tuple([fn is not None for fn, _ in next_functions]), saved)
+    nexts = tuple([next_node(t) for t in inputs])
+    return _node_and_output(cls, data, nexts, tuple(meta),
+                            tuple([fn is not None for fn in nexts]), saved)
 
 
-def _node_and_output(cls, data, next_functions, meta, mask, saved):
+def _node_and_output(cls, data, nexts, meta, mask, saved):
     """Make the node and its output tensor; keep only the saved values that the
     needed gradients read (the kwargs dict becomes the node's store)."""
     node = _new(cls)
-    node.next_functions = next_functions
+    node._next = nexts
     node._seq = _next_seq()
     node._pre_hooks = node._post_hooks = node._retain = node._metadata = None
     node._meta = meta
@@ -256,14 +256,11 @@ def record_scalar(cls, data, a, saved):
     if not a._rg or not _state.enabled:
         return _make(data)
     fn = a._grad_fn
-    return _node_and_output(cls, data, ((fn, 0) if fn is not None else edge(a), _NO_EDGE),
+    return _node_and_output(cls, data, (fn if fn is not None else next_node(a), None),
                             (a._data.shape, a._data.dtype, None, None), _FIRST_ONLY, saved)
 
 
 _FIRST_ONLY = (True, False)
-
-
-_NO_EDGE = (None, 0)
 
 
 from ..graph import _next_seq  # noqa: E402  (shared sequence numbers)
