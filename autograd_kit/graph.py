@@ -187,7 +187,8 @@ class SavedTensor:
             self.version = self.counter.value
         else:  # keep the tensor; its version is read through it (0 until changed)
             self.tensor, self.data, self.counter = tensor, None, None
-            self.version = tensor._version
+            vc = tensor._vcounter
+            self.version = 0 if vc is None else vc.value
 
     def unpack(self, node, name: str = "self"):
         if self.freed:

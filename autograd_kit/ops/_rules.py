@@ -202,6 +202,8 @@ def record(cls, data, inputs, **saved):
     """
     if not _state.enabled:
         return _make(data)
+    if len(inputs) == 1:
+        return record_one(cls, data, inputs[0], saved)
     for t in inputs:
         if t._base is not None:
             refresh_view(t)  # a view of a base changed in place may now require grad
@@ -248,19 +250,25 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
 _PLAIN = {int, float, bool, str, tuple, type(None)}  # saved values that are never Tensors
 
 
-def record_scalar(cls, data, a, saved):
-    """``record`` for ``tensor op number``: the number is a constant input with
-    no edge (``(None, 0)`` in next_functions, as in PyTorch)."""
+def record_one(cls, data, a, saved, and_number=False):
+    """``record`` for one tensor input (most ops).  With ``and_number``, the op
+    also took a Python number (``tensor * 2.0``): a constant input without an
+    edge, ``(None, 0)`` in next_functions, as in PyTorch."""
     if a._base is not None:
         refresh_view(a)
     if not a._rg or not _state.enabled:
         return _make(data)
     fn = a._grad_fn
-    return _node_and_output(cls, data, (fn if fn is not None else next_node(a), None),
-                            (a._data.shape, a._data.dtype, None, None), _FIRST_ONLY, saved)
+    if fn is None:
+        fn = next_node(a)
+    d = a._data
+    if and_number:
+        return _node_and_output(cls, data, (fn, None), (d.shape, d.dtype, None, None),
+                                _FIRST_ONLY, saved)
+    return _node_and_output(cls, data, (fn,), (d.shape, d.dtype), _ONLY, saved)
 
 
-_FIRST_ONLY = (True, False)
+_FIRST_ONLY, _ONLY = (True, False), (True,)
 
 
 from ..graph import _next_seq  # noqa: E402  (shared sequence numbers)

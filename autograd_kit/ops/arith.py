@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 
-from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_scalar, rule
+from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_one, rule
 from .. import backend, errors
 from ..grad_mode import _state
 from ..tensor import Tensor, scalar_type_name
@@ -27,7 +27,7 @@ def _binary(node, fn, a, b, names=(), **attrs):
             return Tensor._make(out)
         if names:
             attrs[names[0]], attrs[names[1]] = a, b
-        return record_scalar(node, out, a, attrs)
+        return record_one(node, out, a, attrs, True)
     a, b, da, db = as_tensor_pair(a, b)
     try:
         out = fn(da, db)
