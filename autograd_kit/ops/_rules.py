@@ -226,7 +226,9 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
     node._next = nexts
     node._seq = _next_seq()
     node._pre_hooks = node._post_hooks = node._retain = node._metadata = None
-    node._meta = meta
+    node._meta = _SHAPES.setdefault(meta, meta)  # one shared copy of each
+    if len(_SHAPES) > 4096:
+        _SHAPES.clear()
     node._need = mask if len(mask) >= cls.n_inputs else \
         mask + (False,) * (cls.n_inputs - len(mask))  # an optional input not given
     out = _make(data, True, node)
@@ -248,6 +250,10 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
 
 
 _PLAIN = {int, float, bool, str, tuple, type(None)}  # saved values that are never Tensors
+# Nodes share their (shape, dtype...) tuples: a graph of thousands of same-shaped
+# steps then holds a handful of tuples, not thousands that Python's cycle
+# collector must keep examining while the graph lives.
+_SHAPES: dict = {}
 
 
 def record_one(cls, data, a, saved, and_number=False):
@@ -263,8 +269,7 @@ def record_one(cls, data, a, saved, and_number=False):
         fn = next_node(a)
     d = a._data
     if and_number:
-        return _node_and_output(cls, data, (fn, None), (d.shape, d.dtype, None, None),
-                                _FIRST_ONLY, saved)
+        return _node_and_output(cls, data, (fn, None), (d.shape, d.dtype), _FIRST_ONLY, saved)
     return _node_and_output(cls, data, (fn,), (d.shape, d.dtype), _ONLY, saved)
 
 

@@ -14,6 +14,7 @@ from ..grad_mode import _state
 from ..tensor import Tensor, scalar_type_name
 
 _NUMBERS = (int, float)
+_FIRST_ONLY = (True, False)  # tensor op number: only the tensor has an edge
 
 
 def _binary(node, fn, a, b, names=(), **attrs):
@@ -25,8 +26,10 @@ def _binary(node, fn, a, b, names=(), **attrs):
         out = fn(a._data, b)
         if not (a._rg and _state.enabled) and a._base is None:  # (a view may be stale)
             return Tensor._make(out)
-        if names:
-            attrs[names[0]], attrs[names[1]] = a, b
+        if names:  # the tensor only if its formula needs it (a dict holding no
+            # tensor is one object fewer for the cycle collector to follow)
+            attrs[names[0]] = a if names[0] in node.keep_for(_FIRST_ONLY) else None
+            attrs[names[1]] = b
         return record_one(node, out, a, attrs, True)
     a, b, da, db = as_tensor_pair(a, b)
     try:
