@@ -205,8 +205,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             nf = node._next
             if contributions is None or (needed is not None and node not in needed):
                 grads_out, step = (None,) * len(nf), None  # no gradient reaches it
-            elif plain and node._pre_hooks is None and node._retain is None and \
-                    node._post_hooks is None and node.__class__ is not AccumulateGrad:
+            elif plain and node._extra is None and node.__class__ is not AccumulateGrad:
                 g = contributions[0]
                 if len(contributions) > 1:
                     for extra in contributions[1:]:
@@ -265,7 +264,8 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
     for extra in contributions[1:]:
         g = g + extra
     retained = None
-    if node._pre_hooks is not None or node._retain is not None:
+    hooked = node._extra is not None  # (hooks, retain_grad or metadata set)
+    if hooked and (node._pre_hooks is not None or node._retain is not None):
         gt, retained = _pre_hooks(node, wrap(g))
         g = gt._data if arrays else gt
     is_leaf_node = node.__class__ is AccumulateGrad
@@ -289,7 +289,7 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
             grads_out = ()
         else:
             grads_out = _apply(node, g, needed, arrays)
-    if node._post_hooks:
+    if hooked and node._post_hooks:
         for hook in list(node._post_hooks):
             new = hook(_wrap_all(grads_out, wrap) if arrays else grads_out, (wrap(g),))
             if new is not None:

@@ -29,22 +29,38 @@ _next_leaf_seq = itertools.count(2 ** 62).__next__  # AccumulateGrad: above ever
 _STRIP = re.compile(r"Backward\d*$")
 
 
+def _extra_field(key):
+    """A node attribute stored in the node's ``_extra`` dict (None when unset)."""
+    def get(node):
+        extra = node._extra
+        return None if extra is None else extra.get(key)
+
+    def set_(node, value):
+        if node._extra is None:
+            node._extra = {}
+        node._extra[key] = value
+    return property(get, set_)
+
+
 class Node:
     """A step of the backward pass: turns the gradient of an output into gradients
     of the inputs, by the chain rule ``dL/dinput = dL/doutput * doutput/dinput``."""
 
-    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_retain",
-                 "_metadata", "_saved", "_holds_tensors", "__weakref__")
+    __slots__ = ("_next", "_seq", "_extra", "_saved", "_holds_tensors", "__weakref__")
 
     def __init__(self, next_functions=()):
         self._next = tuple([fn for fn, _ in next_functions])  # one node (or None) per input
         self._seq = _next_seq()
-        self._pre_hooks = None   # {output_nr: [hook, ...]} from tensor.register_hook
-        self._post_hooks = None  # [hook(grad_inputs, grad_outputs)]
-        self._retain = None      # weakref to the non-leaf tensor that retains grad
-        self._metadata = None
+        self._extra = None  # hooks, retain_grad, metadata: see the properties below
         self._saved = {}
         self._holds_tensors = True  # may _saved hold SavedTensors? (False: nothing to free)
+
+    # Rarely used, so kept together in one dict made on first use (most nodes
+    # never have any, and the engine asks ``node._extra is None`` just once):
+    _pre_hooks = _extra_field("pre_hooks")    # {output_nr: [hook, ...]} (register_hook)
+    _post_hooks = _extra_field("post_hooks")  # [hook(grad_inputs, grad_outputs)]
+    _retain = _extra_field("retain")          # weakref to the non-leaf that retains grad
+    _metadata = _extra_field("metadata")
 
     # -- PyTorch's public face ---------------------------------------------
     @property

@@ -225,7 +225,7 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
     node = _new(cls)
     node._next = nexts
     node._seq = _next_seq()
-    node._pre_hooks = node._post_hooks = node._retain = node._metadata = None
+    node._extra = None
     node._meta = _SHAPES.setdefault(meta, meta)  # one shared copy of each
     if len(_SHAPES) > 4096:
         _SHAPES.clear()
