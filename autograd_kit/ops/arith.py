@@ -28,7 +28,8 @@ def _binary(node, fn, a, b, names=(), **attrs):
             return Tensor._make(out)
         if names:  # the tensor only if its formula needs it (a dict holding no
             # tensor is one object fewer for the cycle collector to follow)
-            attrs[names[0]] = a if names[0] in node.keep_for(_FIRST_ONLY) else None
+            keep = node._keep.get(_FIRST_ONLY) or node.keep_for(_FIRST_ONLY)
+            attrs[names[0]] = a if names[0] in keep else None
             attrs[names[1]] = b
         return record_one(node, out, a, attrs, True)
     a, b, da, db = as_tensor_pair(a, b)
