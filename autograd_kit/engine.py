@@ -200,20 +200,22 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     set_grad_mode(create_graph)
     try:
         node = pop(ready)[1] if ready else None
+        step = None
         while node is not None:
             contributions = buffers.pop(node, None)
             nf = node._next
-            if contributions is None or (needed is not None and node not in needed):
-                grads_out, step = (None,) * len(nf), None  # no gradient reaches it
-            elif plain and node._extra is None and node.__class__ is not AccumulateGrad:
+            if plain and contributions is not None and node._extra is None and \
+                    node.__class__ is not AccumulateGrad:  # (no Step in a plain pass)
                 g = contributions[0]
                 if len(contributions) > 1:
                     for extra in contributions[1:]:
                         g = g + extra
-                grads_out, step = node.apply_array(g), None
+                grads_out = node.apply_array(g)
                 if not retain_graph and node._holds_tensors:
                     node.release_saved()
                 g = None
+            elif contributions is None or (needed is not None and node not in needed):
+                grads_out, step = (None,) * len(nf), None  # no gradient reaches it
             else:
                 grads_out, step = _process(node, contributions, needed, retain_graph,
                                            _capture, _detail, targets, index, arrays, wrap,

@@ -226,9 +226,12 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
     node._next = nexts
     node._seq = _next_seq()
     node._extra = None
-    node._meta = _SHAPES.setdefault(meta, meta)  # one shared copy of each
-    if len(_SHAPES) > 4096:
-        _SHAPES.clear()
+    shared = _SHAPES.get(meta)  # one shared copy of each
+    if shared is None:
+        if len(_SHAPES) > 4096:
+            _SHAPES.clear()
+        shared = _SHAPES[meta] = meta
+    node._meta = shared
     node._need = mask if len(mask) >= cls.n_inputs else \
         mask + (False,) * (cls.n_inputs - len(mask))  # an optional input not given
     out = _make(data, True, node)
