@@ -163,7 +163,8 @@ def addmm(bias, m1, m2):
                            f"({'x'.join(map(str, m1.shape))} and "
                            f"{'x'.join(map(str, m2.shape))})")
     out = m1._data @ m2._data
-    if backend.broadcast_shapes(bias._data.shape, out.shape) == out.shape:
+    bs = bias._data.shape
+    if bs == out.shape[1:] or backend.broadcast_shapes(bs, out.shape) == out.shape:
         out += bias._data        # into the fresh product: one array, not two
     else:
         out = bias._data + out
