@@ -38,11 +38,41 @@ def take_over(node, g, contributions, lent) -> bool:
         grad._data = grad._data + g  # out of place: the borrowed array stays as it was
         del lent[id(v)]
         return True
-    expected = _ENGINE_REFS if len(contributions) == 1 else _ENGINE_REFS - 1
+    in_list = any(c is g for c in contributions)  # (a sum may be made in place)
+    expected = _ENGINE_REFS if in_list else _ENGINE_REFS - 1
     v._grad = Tensor._make(g)
     if not _owned(g, expected + 1):  # (+1: the new Tensor's reference)
         lent[id(v)] = v
     return True
+
+
+def add_up(contributions):
+    """The gradient arrays that reached one node, summed in arrival order.
+
+    A contribution that only this list holds (a fresh array: no view, no other
+    reference) receives the sum in place, so adding up allocates nothing --
+    PyTorch's input buffers do the same.  Addition is commutative bit for bit,
+    so which operand receives the sum does not change the result."""
+    g = contributions[0]
+    for i in range(1, len(contributions)):
+        extra = contributions[i]
+        if extra.shape != g.shape or extra.dtype != g.dtype:
+            g = g + extra
+        elif _fresh(g, 2) or _fresh(g, 3):  # a sum made here, or held by the list only
+            g += extra
+        elif _fresh(extra, 3):
+            extra += g
+            g = extra
+        else:
+            g = g + extra
+    return g
+
+
+def _fresh(a, refs: int) -> bool:
+    """No view, writeable, and referenced ``refs`` times besides getrefcount's
+    own argument: 2 = add_up's local and the parameter ``a`` (a sum made in
+    add_up); 3 = those and the contributions list."""
+    return a.base is None and sys.getrefcount(a) == refs + 1 and a.flags.writeable
 
 
 def settle(lent) -> None:

@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import errors
-from .accumulate import settle, store_grad, take_over
+from .accumulate import add_up, settle, store_grad, take_over
 from .graph import AccumulateGrad, edge, grad_accumulator
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
@@ -206,10 +206,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             nf = node._next
             if plain and contributions is not None and node._extra is None and \
                     node.__class__ is not AccumulateGrad:  # (no Step in a plain pass)
-                g = contributions[0]
-                if len(contributions) > 1:
-                    for extra in contributions[1:]:
-                        g = g + extra
+                g = contributions[0] if len(contributions) == 1 else add_up(contributions)
                 grads_out = node.apply_array(g)
                 if not retain_graph and node._holds_tensors:
                     node.release_saved()
@@ -263,8 +260,12 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
     With ``arrays``, gradients are plain arrays; they are wrapped as Tensors only
     where someone looks at them (hooks, ``.grad``, ``autograd.grad``, Steps)."""
     g = contributions[0]
-    for extra in contributions[1:]:
-        g = g + extra
+    if len(contributions) > 1:
+        if arrays and not detail:
+            g = add_up(contributions)
+        else:
+            for extra in contributions[1:]:
+                g = g + extra
     retained = None
     hooked = node._extra is not None  # (hooks, retain_grad or metadata set)
     if hooked and (node._pre_hooks is not None or node._retain is not None):

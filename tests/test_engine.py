@@ -865,6 +865,37 @@ def test_borrowed_gradients_settle_when_the_pass_fails(device):
     assert b.grad.tolist() == [1., 1.]
 
 
+@pytest.mark.parametrize("order", ["shared-first", "shared-last"])
+def test_summing_contributions_never_writes_into_a_shared_one(device, order):
+    """Gradients arriving at one node are added up, in place when an array is
+    the engine's alone; one that also went to another node must stay as it was."""
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    y = torch.tensor([3., 4.], requires_grad=True, device=device)
+    h = x * 1
+    if order == "shared-first":  # the newest node runs first: k's node, then m's
+        m = h * 5
+        k = h + y                # AddBackward0 sends one array to h's node and to y
+    else:
+        k = h + y
+        m = h * 5
+    (m + k).sum().backward()
+    assert y.grad.tolist() == [1., 1.]
+    assert x.grad.tolist() == [6., 6.]
+
+
+def test_summing_three_contributions(device):
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    h = x * 1
+    h.retain_grad()
+    seen = []
+    h.register_hook(lambda g: seen.append(g.tolist()))
+    (h * 2 + h * 3 + h * 4).sum().backward()
+    assert seen == [[9., 9.]]
+    assert h.grad.tolist() == [9., 9.] and x.grad.tolist() == [9., 9.]
+    x.grad.zero_()
+    assert h.grad.tolist() == [9., 9.]
+
+
 def test_paused_backward_steps_leaves_the_callers_grad_mode(device):
     x = torch.tensor([1., 2.], requires_grad=True, device=device)
     steps = backward_steps((x * x).sum())
