@@ -79,11 +79,7 @@ class OpNode(Node):
         """The input gradients as Tensors (recorded when ``create_graph=True``)."""
         kw = {k: (v.unpack(self, k) if v.__class__ is SavedTensor else v)
               for k, v in self._saved.items()}
-        need = self._which(needed)
-        if self.variadic is not None:
-            raw = [gi if n else None for gi, n in zip(self.variadic(g, **kw), need)]
-        else:
-            raw = self.gradients(g, need, **kw)
+        raw = self.gradients(g, self._which(needed), **kw)
         meta = self._meta
         return tuple(None if gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
                      for i, gi in enumerate(raw))
@@ -96,9 +92,7 @@ class OpNode(Node):
             kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
                   for k, v in kw.items()}
         need = self._need if needed is None else self._which(needed)
-        if self.variadic is not None:
-            out = tuple(gi if n else None for gi, n in zip(self.variadic(g, **kw), need))
-        elif self.times_g is not None and g.base is not None and \
+        if self.times_g is not None and g.base is not None and \
                 backend.is_broadcast_one(g, g):  # (a broadcast is a view: it has a base)
             out = self._times_one(g, need, kw)
         else:
@@ -169,11 +163,11 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
         "input_names": tuple(formulas),
         "n_inputs": len(formulas),
         "variadic": staticmethod(compile_(variadic)) if variadic else None,
-        "gradients": staticmethod(eval(
+        "gradients": staticmethod(_all_gradients(compile_(variadic)) if variadic else eval(
             f"lambda g, need, {', '.join(names)}: ("
             + "".join(f"({text}) if need[{i}] else None, "
                       for i, text in enumerate(formulas.values())) + ")",
-            formula_env.ENV)) if variadic is None else OpNode.gradients,
+            formula_env.ENV)),
         "uses": tuple(frozenset(words(text)) for text in formulas.values()),
         "saves_all": tuple(names),
         "_keep": {},
@@ -183,6 +177,14 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     cls = type(name, (OpNode,), attrs)
     NODE_CLASSES[name] = cls
     return cls
+
+
+def _all_gradients(variadic):
+    """``gradients`` for a variadic rule: its one formula gives every input's
+    gradient; those not needed are dropped."""
+    def gradients(g, need, **saved):
+        return tuple(gi if n else None for gi, n in zip(variadic(g, **saved), need))
+    return gradients
 
 
 def _times_g(texts, names):
