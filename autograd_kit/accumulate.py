@@ -69,10 +69,11 @@ def add_up(contributions):
 
 
 def _fresh(a, refs: int) -> bool:
-    """No view, writeable, and referenced ``refs`` times besides getrefcount's
-    own argument: 2 = add_up's local and the parameter ``a`` (a sum made in
-    add_up); 3 = those and the contributions list."""
-    return a.base is None and sys.getrefcount(a) == refs + 1 and a.flags.writeable
+    """No view, and referenced ``refs`` times besides getrefcount's own
+    argument: 2 = add_up's local and the parameter ``a`` (a sum made in
+    add_up); 3 = those and the contributions list.  (A read-only broadcast is
+    a view, so it never qualifies.)"""
+    return a.base is None and sys.getrefcount(a) == refs + 1
 
 
 def settle(lent) -> None:
