@@ -23,6 +23,7 @@ formula.
 """
 from __future__ import annotations
 
+import ast
 import re
 
 from .. import backend, errors
@@ -52,7 +53,7 @@ class OpNode(Node):
     _keep: dict = {}      # which inputs need a gradient -> the saved names to keep
 
     @staticmethod
-    def gradients(g, need, **saved) -> tuple:
+    def gradients(g, need, saved) -> tuple:
         """All input gradients at once: ``(formula0 if need[0] else None, ...)``,
         compiled from the rule's formulas."""
         raise NotImplementedError
@@ -79,7 +80,7 @@ class OpNode(Node):
         """The input gradients as Tensors (recorded when ``create_graph=True``)."""
         kw = {k: (v.unpack(self, k) if v.__class__ is SavedTensor else v)
               for k, v in self._saved.items()}
-        raw = self.gradients(g, self._which(needed), **kw)
+        raw = self.gradients(g, self._which(needed), kw)
         meta = self._meta
         return tuple(None if gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
                      for i, gi in enumerate(raw))
@@ -96,7 +97,7 @@ class OpNode(Node):
                 backend.is_broadcast_one(g, g):  # (a broadcast is a view: it has a base)
             out = self._times_one(g, need, kw)
         else:
-            out = self.gradients(g, need, **kw)
+            out = self.gradients(g, need, kw)
         meta = self._meta
         i = 0
         for gi in out:
@@ -163,11 +164,8 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
         "input_names": tuple(formulas),
         "n_inputs": len(formulas),
         "variadic": staticmethod(compile_(variadic)) if variadic else None,
-        "gradients": staticmethod(_all_gradients(compile_(variadic)) if variadic else eval(
-            f"lambda g, need, {', '.join(names)}: ("
-            + "".join(f"({text}) if need[{i}] else None, "
-                      for i, text in enumerate(formulas.values())) + ")",
-            formula_env.ENV)),
+        "gradients": staticmethod(_all_gradients(compile_(variadic)) if variadic else
+                                  _gradients_function(formulas.values(), names)),
         "uses": tuple(frozenset(words(text)) for text in formulas.values()),
         "saves_all": tuple(names),
         "_keep": {},
@@ -179,10 +177,36 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     return cls
 
 
+def _gradients_function(texts, names):
+    """Compile a rule's formulas into one function ``gradients(g, need, saved)``
+    returning ``(formula0 if need[0] else None, ...)``, where each saved name
+    in a formula reads ``saved["name"]`` (a dict lookup is cheaper than
+    passing the dict as keyword arguments, and this runs once per node)."""
+    from . import formula_env
+    parts = []
+    for i, text in enumerate(texts):
+        tree = _ReadSaved(set(names)).visit(ast.parse(text.strip(), mode="eval"))
+        parts.append(f"({ast.unparse(tree)}) if need[{i}] else None, ")
+    return eval(f"lambda g, need, saved: ({''.join(parts)})", formula_env.ENV)
+
+
+class _ReadSaved(ast.NodeTransformer):
+    """Rewrite each saved name ``x`` in a formula as ``saved["x"]``."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Subscript(ast.Name("saved", ast.Load()),
+                                                   ast.Constant(node.id), ast.Load()), node)
+        return node
+
+
 def _all_gradients(variadic):
     """``gradients`` for a variadic rule: its one formula gives every input's
     gradient; those not needed are dropped."""
-    def gradients(g, need, **saved):
+    def gradients(g, need, saved):
         return tuple(gi if n else None for gi, n in zip(variadic(g, **saved), need))
     return gradients
 
