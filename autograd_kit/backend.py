@@ -241,6 +241,16 @@ def is_broadcast_one(a, like) -> builtins.bool:
             and builtins.bool(a.reshape(-1)[0] == 1))
 
 
+def multiply_into(a, b):
+    """``a * b`` written into ``a`` (whose memory the caller owns), or a new
+    array when the product does not fit there (b broadcasts a up, or its type
+    cannot be cast to a's)."""
+    try:
+        return xp_of(a).multiply(a, b, out=a)
+    except (ValueError, TypeError):
+        return a * b
+
+
 def fit_array(a, shape, dt, like):
     """A formula's result made into an array of the input's ``shape`` and ``dt``:
     a number becomes a filled array (on ``like``'s device), a broadcast gradient

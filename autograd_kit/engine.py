@@ -207,6 +207,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             if plain and contributions is not None and node._extra is None and \
                     node.__class__ is not AccumulateGrad:  # (no Step in a plain pass)
                 g = contributions[0] if len(contributions) == 1 else add_up(contributions)
+                contributions = None  # g is now held here only: apply_array may reuse it
                 grads_out = node.apply_array(g)
                 if not retain_graph and node._holds_tensors:
                     node.release_saved()

@@ -896,6 +896,24 @@ def test_summing_three_contributions(device):
     assert h.grad.tolist() == [9., 9.]
 
 
+def test_formula_writes_only_into_a_gradient_nobody_else_holds(device):
+    """``g * R`` may be computed in g's own memory when the engine alone holds g;
+    a gradient shared with another node, a leaf or a forward value is left as is."""
+    x = torch.tensor([-1., 2., 3.], requires_grad=True, device=device)
+    y = torch.tensor([4., 5., 6.], requires_grad=True, device=device)
+    b = torch.tensor([7., 8., 9.], requires_grad=True, device=device)
+    (x.relu() + y * 1).sum().backward()       # one array to ReluBackward0 and to y's path
+    assert x.grad.tolist() == [0., 1., 1.] and y.grad.tolist() == [1., 1., 1.]
+    x.grad = y.grad = None
+    (b + x.relu()).sum().backward()            # one array to b's .grad and to ReluBackward0
+    assert b.grad.tolist() == [1., 1., 1.] and x.grad.tolist() == [0., 1., 1.]
+    x.grad = None
+    t = x.relu()
+    (t * x).sum().backward()                   # t's gradient is x's own values
+    assert x.tolist() == [-1., 2., 3.] and t.tolist() == [0., 2., 3.]
+    assert x.grad.tolist() == [0., 4., 6.]
+
+
 def test_paused_backward_steps_leaves_the_callers_grad_mode(device):
     x = torch.tensor([1., 2.], requires_grad=True, device=device)
     steps = backward_steps((x * x).sum())

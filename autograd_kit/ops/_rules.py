@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 from .. import backend, errors
 from ..graph import Node, SavedTensor, next_node, refresh_view
@@ -50,6 +51,7 @@ class OpNode(Node):
     variadic = None
     uses: tuple = ()      # per input: the saved names its formula reads
     times_g = None        # per input: X where the formula is "g * X" (else None)
+    g_times = None        # per input: R(g, saved) where the formula is "g * R" (else None)
     _keep: dict = {}      # which inputs need a gradient -> the saved names to keep
 
     @staticmethod
@@ -93,12 +95,23 @@ class OpNode(Node):
             kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
                   for k, v in kw.items()}
         need = self._need if needed is None else self._which(needed)
-        if self.times_g is not None and g.base is not None and \
-                backend.is_broadcast_one(g, g):  # (a broadcast is a view: it has a base)
-            out = self._times_one(g, need, kw)
+        meta = self._meta
+        if g.base is None:
+            # g held only by the engine's loop and by us (+ getrefcount's argument):
+            # a formula "g * R" for the one input that needs it may write into g
+            if self.g_times is not None and sys.getrefcount(g) == 3 and \
+                    need.count(True) == 1:
+                i = need.index(True)
+                if self.g_times[i] is not None and g.shape == meta[2 * i] and \
+                        g.dtype == meta[2 * i + 1]:
+                    out = [None] * len(need)
+                    out[i] = backend.multiply_into(g, self.g_times[i](g, kw))
+                    return tuple(out)
+            out = self.gradients(g, need, kw)
+        elif self.times_g is not None and backend.is_broadcast_one(g, g):
+            out = self._times_one(g, need, kw)  # (a broadcast is a view: it has a base)
         else:
             out = self.gradients(g, need, kw)
-        meta = self._meta
         i = 0
         for gi in out:
             if gi is not None and (gi.__class__ not in _ARRAYS or gi.shape != meta[i]
@@ -171,6 +184,8 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
         "_keep": {},
         # per input, the saved name X when the formula is just "g * X"
         "times_g": _times_g(formulas.values(), names),
+        # per input, the function R(g, saved) when the formula is "g * R"
+        "g_times": _g_times(formulas.values(), names),
     }
     cls = type(name, (OpNode,), attrs)
     NODE_CLASSES[name] = cls
@@ -209,6 +224,22 @@ def _all_gradients(variadic):
     def gradients(g, need, saved):
         return tuple(gi if n else None for gi, n in zip(variadic(g, **saved), need))
     return gradients
+
+
+def _g_times(texts, names):
+    """For each formula of the form ``g * R``, a function computing R alone: the
+    engine may then multiply into an incoming gradient nobody else holds."""
+    from . import formula_env
+    found = []
+    for text in texts:
+        tree = ast.parse(text.strip(), mode="eval").body
+        if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult) and \
+                isinstance(tree.left, ast.Name) and tree.left.id == "g":
+            right = _ReadSaved(set(names)).visit(tree.right)
+            found.append(eval(f"lambda g, saved: {ast.unparse(right)}", formula_env.ENV))
+        else:
+            found.append(None)
+    return tuple(found) if any(f is not None for f in found) else None
 
 
 def _times_g(texts, names):
