@@ -897,21 +897,32 @@ def test_summing_three_contributions(device):
 
 
 def test_formula_writes_only_into_a_gradient_nobody_else_holds(device):
-    """``g * R`` may be computed in g's own memory when the engine alone holds g;
-    a gradient shared with another node, a leaf or a forward value is left as is."""
-    x = torch.tensor([-1., 2., 3.], requires_grad=True, device=device)
-    y = torch.tensor([4., 5., 6.], requires_grad=True, device=device)
-    b = torch.tensor([7., 8., 9.], requires_grad=True, device=device)
+    """``g * R`` may be computed in g's own memory when the engine alone holds g
+    (for arrays of 256 KiB and more); a gradient shared with another node, a
+    leaf or a forward value is left as is."""
+    n = 100_000                                # 400 KB of float32: big enough
+    base = np.linspace(-1.0, 2.0, n, dtype=np.float32)
+    positive = (base > 0).astype(np.float32)
+
+    def leaf(values):
+        return torch.tensor(values, requires_grad=True, device=device)
+
+    x, y, b = leaf(base), leaf(base + 5), leaf(base + 9)
     (x.relu() + y * 1).sum().backward()       # one array to ReluBackward0 and to y's path
-    assert x.grad.tolist() == [0., 1., 1.] and y.grad.tolist() == [1., 1., 1.]
-    x.grad = y.grad = None
+    assert np.array_equal(x.grad.cpu().numpy(), positive)
+    assert np.array_equal(y.grad.cpu().numpy(), np.ones(n, np.float32))
+    x.grad = None
     (b + x.relu()).sum().backward()            # one array to b's .grad and to ReluBackward0
-    assert b.grad.tolist() == [1., 1., 1.] and x.grad.tolist() == [0., 1., 1.]
+    assert np.array_equal(b.grad.cpu().numpy(), np.ones(n, np.float32))
+    assert np.array_equal(x.grad.cpu().numpy(), positive)
     x.grad = None
     t = x.relu()
     (t * x).sum().backward()                   # t's gradient is x's own values
-    assert x.tolist() == [-1., 2., 3.] and t.tolist() == [0., 2., 3.]
-    assert x.grad.tolist() == [0., 4., 6.]
+    assert np.array_equal(x.detach().cpu().numpy(), base)
+    assert np.array_equal(x.grad.cpu().numpy(), 2 * np.maximum(base, 0))
+    x.grad = None
+    (x * 3).relu().sum().backward()            # here the engine alone holds g: reused
+    assert np.array_equal(x.grad.cpu().numpy(), 3 * (base > 0).astype(np.float32))
 
 
 def test_paused_backward_steps_leaves_the_callers_grad_mode(device):

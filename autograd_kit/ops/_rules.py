@@ -99,8 +99,9 @@ class OpNode(Node):
         if g.base is None:
             # g held only by the engine's loop and by us (+ getrefcount's argument):
             # a formula "g * R" for the one input that needs it may write into g
-            if self.g_times is not None and sys.getrefcount(g) == 3 and \
-                    need.count(True) == 1:
+            # (worth it for big arrays only, as numpy's own rule for temporaries)
+            if self.g_times is not None and g.nbytes >= _REUSE_BYTES and \
+                    sys.getrefcount(g) == 3 and need.count(True) == 1:
                 i = need.index(True)
                 if self.g_times[i] is not None and g.shape == meta[2 * i] and \
                         g.dtype == meta[2 * i + 1]:
@@ -137,6 +138,7 @@ class OpNode(Node):
 
 
 _ARRAYS = backend.ARRAY_TYPES
+_REUSE_BYTES = 256 * 1024  # numpy reuses temporaries from this size up, too
 _TIMES_G = re.compile(r"g \* ([A-Za-z_][A-Za-z_0-9]*)")
 
 
