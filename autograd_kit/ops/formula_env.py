@@ -269,13 +269,6 @@ def count_of(t, dims):
     return n
 
 
-def numel(t):
-    n = 1
-    for s in t.shape:
-        n *= s
-    return n
-
-
 def select_key(dim, index):
     return (slice(None),) * dim + (index, Ellipsis)
 
@@ -329,7 +322,7 @@ def inverse_permutation(dims):
 _WORDS = (cos, sin, exp, log, sign, clamp, where, expand, reshape, mT, transpose, t, permute,
           squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
-          product_of_others, mm_mat2_grad, count_of, numel, select_key, slice_key, zero_at,
+          product_of_others, mm_mat2_grad, count_of, select_key, slice_key, zero_at,
           split_sizes, unbind, repeat_backward, inverse_permutation)
 
 
