@@ -198,13 +198,21 @@ def _gradients_function(texts, names):
     """Compile a rule's formulas into one function ``gradients(g, need, saved)``
     returning ``(formula0 if need[0] else None, ...)``, where each saved name
     in a formula reads ``saved["name"]`` (a dict lookup is cheaper than
-    passing the dict as keyword arguments, and this runs once per node)."""
+    passing the dict as keyword arguments, and this runs once per node).
+
+    The formulas run last input first.  The first input is usually the one
+    whose gradient travels on (the activations of ``x @ W``, not the weight),
+    so its gradient is the freshest in the processor's cache when the next
+    node reads it -- the order a hand-written backward uses."""
     from . import formula_env
-    parts = []
-    for i, text in enumerate(texts):
+    lines = ["def gradients(g, need, saved):"]
+    for i, text in reversed(list(enumerate(texts))):
         tree = _ReadSaved(set(names)).visit(ast.parse(text.strip(), mode="eval"))
-        parts.append(f"({ast.unparse(tree)}) if need[{i}] else None, ")
-    return eval(f"lambda g, need, saved: ({''.join(parts)})", formula_env.ENV)
+        lines.append(f"    r{i} = ({ast.unparse(tree)}) if need[{i}] else None")
+    lines.append("    return (" + "".join(f"r{i}, " for i in range(len(texts))) + ")")
+    made: dict = {}
+    exec("\n".join(lines), formula_env.ENV, made)  # (the source is our own formula table)
+    return made["gradients"]
 
 
 class _ReadSaved(ast.NodeTransformer):
