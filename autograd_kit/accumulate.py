@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from .refcounts import EXACT
 from .tensor import Tensor
 
 
@@ -25,7 +26,10 @@ def take_over(node, g, contributions, lent) -> bool:
       is added out of place, and :func:`settle` copies at the end of the pass
       only what is still shared.
 
-    Returns False when AccumulateGrad must do the work (the leaf has hooks)."""
+    Returns False when AccumulateGrad must do the work (the leaf has hooks, or
+    reference counts cannot be trusted here: see ``refcounts``)."""
+    if not EXACT:
+        return False
     v = node.variable
     if v._hooks is not None:
         if id(v) in lent:  # hooks arrived during the pass: stop borrowing first
@@ -56,7 +60,7 @@ def add_up(contributions):
     g = contributions[0]
     for i in range(1, len(contributions)):
         extra = contributions[i]
-        if extra.shape != g.shape or extra.dtype != g.dtype:
+        if not EXACT or extra.shape != g.shape or extra.dtype != g.dtype:
             g = g + extra
         elif _fresh(g, 2) or _fresh(g, 3):  # a sum made here, or held by the list only
             g += extra

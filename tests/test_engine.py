@@ -925,6 +925,32 @@ def test_formula_writes_only_into_a_gradient_nobody_else_holds(device):
     assert np.array_equal(x.grad.cpu().numpy(), 3 * (base > 0).astype(np.float32))
 
 
+def test_without_trusted_reference_counts_the_engine_copies(device, monkeypatch):
+    """Where ``sys.getrefcount`` cannot be trusted, nothing is reused: same
+    gradients, and no leaf's .grad shares memory with anything."""
+    from autograd_kit import accumulate
+    from autograd_kit.ops import _rules
+
+    def run():
+        n = 70_000
+        x = torch.tensor(np.linspace(-1, 1, n, dtype=np.float32), requires_grad=True,
+                         device=device)
+        b = torch.tensor(np.ones(n, dtype=np.float32), requires_grad=True, device=device)
+        ((x * 3).relu() + b + x * 2).sum().backward()
+        return x, b
+
+    x1, b1 = run()
+    monkeypatch.setattr(accumulate, "EXACT", False)
+    monkeypatch.setattr(_rules, "EXACT", False)
+    x2, b2 = run()
+    assert np.array_equal(x1.grad.cpu().numpy(), x2.grad.cpu().numpy())
+    assert np.array_equal(b1.grad.cpu().numpy(), b2.grad.cpu().numpy())
+    arrays = [x2._data, b2._data, x2.grad._data, b2.grad._data]
+    for i, a in enumerate(arrays):
+        for other in arrays[i + 1:]:
+            assert not np.shares_memory(a, other)
+
+
 def test_paused_backward_steps_leaves_the_callers_grad_mode(device):
     x = torch.tensor([1., 2.], requires_grad=True, device=device)
     steps = backward_steps((x * x).sum())

@@ -30,6 +30,7 @@ import sys
 from .. import backend, errors
 from ..graph import Node, SavedTensor, next_node, refresh_view
 from ..grad_mode import _state
+from ..refcounts import EXACT
 from ..tensor import Tensor
 
 _make = Tensor._make
@@ -100,7 +101,7 @@ class OpNode(Node):
             # g held only by the engine's loop and by us (+ getrefcount's argument):
             # a formula "g * R" for the one input that needs it may write into g
             # (worth it for big arrays only, as numpy's own rule for temporaries)
-            if self.g_times is not None and g.nbytes >= _REUSE_BYTES and \
+            if self.g_times is not None and g.nbytes >= _REUSE_BYTES and EXACT and \
                     sys.getrefcount(g) == 3 and need.count(True) == 1:
                 i = need.index(True)
                 if self.g_times[i] is not None and g.shape == meta[2 * i] and \
