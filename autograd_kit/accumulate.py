@@ -62,22 +62,14 @@ def add_up(contributions):
         extra = contributions[i]
         if not EXACT or extra.shape != g.shape or extra.dtype != g.dtype:
             g = g + extra
-        elif _fresh(g, 2) or _fresh(g, 3):  # a sum made here, or held by the list only
+        elif _owned(g, 1) or _owned(g, 2):  # a sum made here, or held by the list only
             g += extra
-        elif _fresh(extra, 3):
+        elif _owned(extra, 2):              # (the list and the local ``extra``)
             extra += g
             g = extra
         else:
             g = g + extra
     return g
-
-
-def _fresh(a, refs: int) -> bool:
-    """No view, and referenced ``refs`` times besides getrefcount's own
-    argument: 2 = add_up's local and the parameter ``a`` (a sum made in
-    add_up); 3 = those and the contributions list.  (A read-only broadcast is
-    a view, so it never qualifies.)"""
-    return a.base is None and sys.getrefcount(a) == refs + 1
 
 
 def settle(lent) -> None:

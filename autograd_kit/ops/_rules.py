@@ -45,7 +45,6 @@ class OpNode(Node):
     __slots__ = ("_meta", "_need")
     # _meta, flat: shape0, dtype0, shape1, dtype1... the gradients must have
     # _need: per input, does it need a gradient (has an edge)?
-    formulas: tuple = ()
     formula_text: dict = {}
     input_names: tuple = ()
     n_inputs = 0          # how many formulas (0 for a variadic rule)
@@ -127,15 +126,10 @@ class OpNode(Node):
     def _times_one(self, g, need, kw):
         """g is the broadcast 1 that ``sum()`` sends back: a formula "g * x"
         gives just x (when x has g's shape and dtype), without multiplying."""
-        out = []
-        for n, name, formula in zip(need, self.times_g, self.formulas):
-            if not n:
-                out.append(None)
-            elif name is not None and backend.is_broadcast_one(g, kw[name]):
-                out.append(kw[name])
-            else:
-                out.append(g if formula is None else formula(g, **kw))
-        return tuple(out)
+        direct = [n and name is not None and backend.is_broadcast_one(g, kw[name])
+                  for n, name in zip(need, self.times_g)]
+        rest = self.gradients(g, tuple(n and not d for n, d in zip(need, direct)), kw)
+        return tuple(kw[name] if d else gi for d, name, gi in zip(direct, self.times_g, rest))
 
 
 _ARRAYS = backend.ARRAY_TYPES
@@ -173,9 +167,6 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     words = lambda text: set(_IDENTIFIER.findall(text)) & set(names)  # noqa: E731
     attrs = {
         "__slots__": (),
-        # a formula that is just "g" passes the gradient on: no call needed
-        "formulas": tuple(None if text.strip() == "g" else compile_(text)
-                          for text in formulas.values()),
         "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
         "input_names": tuple(formulas),
         "n_inputs": len(formulas),
