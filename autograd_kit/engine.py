@@ -298,7 +298,7 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
             new = hook(_wrap_all(grads_out, wrap) if arrays else grads_out, (wrap(g),))
             if new is not None:
                 grads_out = tuple(_raw(gi) for gi in new) if arrays else tuple(new)
-    released = [] if retain_graph else node.release_saved()
+    released = [] if retain_graph or not node._holds_tensors else node.release_saved()
     step = None
     if detail:
         step = Step(index, node, wrap(g), [wrap(c) for c in contributions],

@@ -167,6 +167,7 @@ class AccumulateGrad(Node):
         super().__init__(())
         self.variable = variable
         self._seq = _next_leaf_seq()  # runs as soon as it is ready, as in PyTorch
+        self._holds_tensors = False   # it saves nothing
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
