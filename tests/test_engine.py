@@ -963,3 +963,28 @@ def test_paused_backward_steps_leaves_the_callers_grad_mode(device):
     list(steps)
     assert torch.is_grad_enabled()
     assert x.grad.tolist() == [2., 4.]
+
+
+# -- the array helpers the plain backward pass relies on ----------------------
+def test_multiply_into_writes_in_place_only_when_the_product_fits():
+    from autograd_kit import backend
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = backend.multiply_into(a, np.array([1, 0, 2], dtype=np.float32))
+    assert out is a and a.tolist() == [[0., 0., 4.], [3., 0., 10.]]
+    small = np.ones(3, dtype=np.float32)
+    wider = backend.multiply_into(small, np.ones((2, 3), dtype=np.float32))  # broadcasts up
+    assert wider is not small and wider.shape == (2, 3) and small.tolist() == [1., 1., 1.]
+    real = np.ones(2, dtype=np.float32)
+    mixed = backend.multiply_into(real, np.array([1j, 2j]))                # cannot be cast
+    assert mixed is not real and mixed.dtype.kind == "c" and real.tolist() == [1., 1.]
+
+
+def test_sum_to_and_fit_array_undo_broadcasting():
+    from autograd_kit import backend
+    g = np.ones((4, 2, 3), dtype=np.float64)
+    assert backend.sum_to(g, (1, 3)).tolist() == [[8., 8., 8.]]
+    assert backend.sum_to(g, (3,)).tolist() == [8., 8., 8.]
+    fitted = backend.fit_array(g, (2, 3), np.dtype(np.float32), g)
+    assert fitted.shape == (2, 3) and fitted.dtype == np.float32 and fitted[0, 0] == 4.
+    filled = backend.fit_array(0.5, (2,), np.dtype(np.float32), g)
+    assert filled.tolist() == [0.5, 0.5] and filled.dtype == np.float32
