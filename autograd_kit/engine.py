@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
-from .graph import AccumulateGrad, edge, grad_accumulator
+from .graph import AccumulateGrad, grad_accumulator, next_node
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
 from .tensor import Size, Tensor
@@ -163,14 +163,14 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     grads = _root_grads(tensors, grad_tensors)
     buffers = {}
     for t, g in zip(tensors, grads):
-        buffers.setdefault(edge(t)[0], []).append(g if create_graph else g._data)
+        buffers.setdefault(next_node(t), []).append(g if create_graph else g._data)
     roots = list(buffers)
     deps = count_dependencies(roots)
     targets = None
     if _capture is not None:
         targets = _capture
     elif inputs is not None:
-        targets = {edge(t)[0]: t for t in _as_tuple(inputs)}
+        targets = {next_node(t): t for t in _as_tuple(inputs)}
     needed = _needed(roots, targets) if targets is not None else None
     ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # sequence numbers are unique
     heapq.heapify(ready)

@@ -7,7 +7,7 @@ changes: leaf gradients, retained gradients, and the saved tensors it frees.
 from __future__ import annotations
 
 from .engine import _as_tuple, count_dependencies
-from .graph import AccumulateGrad, edge
+from .graph import AccumulateGrad, next_node
 from .tensor import Tensor
 
 
@@ -16,7 +16,7 @@ class GraphSnapshot:
     captured so a replaying viewer can put it back exactly."""
 
     def __init__(self, roots) -> None:
-        roots = [n for n in (edge(t)[0] for t in _as_tuple(roots)) if n is not None]
+        roots = [n for n in (next_node(t) for t in _as_tuple(roots)) if n is not None]
         nodes = set(roots) | set(count_dependencies(roots))
         nodes.discard(None)
         self.grads, self.saved, self.retained = [], [], []

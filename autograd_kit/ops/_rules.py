@@ -109,7 +109,7 @@ class OpNode(Node):
                     out[i] = backend.multiply_into(g, self.g_times[i](g, kw))
                     return tuple(out)
             out = self.gradients(g, need, kw)
-        elif self.times_g is not None and backend.is_broadcast_one(g, g):
+        elif self.times_g is not None and backend.is_broadcast_one(g):
             out = self._times_one(g, need, kw)  # (a broadcast is a view: it has a base)
         else:
             out = self.gradients(g, need, kw)
@@ -126,7 +126,8 @@ class OpNode(Node):
     def _times_one(self, g, need, kw):
         """g is the broadcast 1 that ``sum()`` sends back: a formula "g * x"
         gives just x (when x has g's shape and dtype), without multiplying."""
-        direct = [n and name is not None and backend.is_broadcast_one(g, kw[name])
+        direct = [n and name is not None and kw[name].__class__ is g.__class__
+                  and kw[name].shape == g.shape and kw[name].dtype == g.dtype
                   for n, name in zip(need, self.times_g)]
         rest = self.gradients(g, tuple(n and not d for n, d in zip(need, direct)), kw)
         return tuple(kw[name] if d else gi for d, name, gi in zip(direct, self.times_g, rest))
@@ -134,7 +135,6 @@ class OpNode(Node):
 
 _ARRAYS = backend.ARRAY_TYPES
 _REUSE_BYTES = 256 * 1024  # numpy reuses temporaries from this size up, too
-_TIMES_G = re.compile(r"g \* ([A-Za-z_][A-Za-z_0-9]*)")
 
 
 def _fit(grad, shape, dtype):
@@ -163,23 +163,22 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     from . import formula_env
     names = saves.split()
     params = ", ".join(["g"] + names)
-    compile_ = lambda text: eval(f"lambda {params}: {text}", formula_env.ENV)  # noqa: E731
     words = lambda text: set(_IDENTIFIER.findall(text)) & set(names)  # noqa: E731
+    all_at_once = eval(f"lambda {params}: {variadic}", formula_env.ENV) if variadic else None
+    times_g, g_times = _products_of_g(formulas.values(), names)
     attrs = {
         "__slots__": (),
         "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
         "input_names": tuple(formulas),
         "n_inputs": len(formulas),
-        "variadic": staticmethod(compile_(variadic)) if variadic else None,
-        "gradients": staticmethod(_all_gradients(compile_(variadic)) if variadic else
+        "variadic": staticmethod(all_at_once) if variadic else None,
+        "gradients": staticmethod(_all_gradients(all_at_once) if variadic else
                                   _gradients_function(formulas.values(), names)),
         "uses": tuple(frozenset(words(text)) for text in formulas.values()),
         "saves_all": tuple(names),
         "_keep": {},
-        # per input, the saved name X when the formula is just "g * X"
-        "times_g": _times_g(formulas.values(), names),
-        # per input, the function R(g, saved) when the formula is "g * R"
-        "g_times": _g_times(formulas.values(), names),
+        "times_g": times_g,  # per input: X when the formula is just "g * X"
+        "g_times": g_times,  # per input: the function R(g, saved) when it is "g * R"
     }
     cls = type(name, (OpNode,), attrs)
     NODE_CLASSES[name] = cls
@@ -228,26 +227,27 @@ def _all_gradients(variadic):
     return gradients
 
 
-def _g_times(texts, names):
-    """For each formula of the form ``g * R``, a function computing R alone: the
-    engine may then multiply into an incoming gradient nobody else holds."""
+def _products_of_g(texts, names):
+    """Which formulas are ``g * R``: per input, the saved name when R is just a
+    saved value (``times_g``), and a function computing R alone (``g_times``),
+    so the engine may multiply into an incoming gradient nobody else holds.
+    Each is None when no formula of the rule has that form."""
     from . import formula_env
-    found = []
+    times_g, g_times = [], []
     for text in texts:
         tree = ast.parse(text.strip(), mode="eval").body
         if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult) and \
                 isinstance(tree.left, ast.Name) and tree.left.id == "g":
-            right = _ReadSaved(set(names)).visit(tree.right)
-            found.append(eval(f"lambda g, saved: {ast.unparse(right)}", formula_env.ENV))
+            right = tree.right
+            times_g.append(right.id if isinstance(right, ast.Name) and right.id in names
+                           else None)
+            right = _ReadSaved(set(names)).visit(right)
+            g_times.append(eval(f"lambda g, saved: {ast.unparse(right)}", formula_env.ENV))
         else:
-            found.append(None)
-    return tuple(found) if any(f is not None for f in found) else None
-
-
-def _times_g(texts, names):
-    found = tuple(m.group(1) if (m := _TIMES_G.fullmatch(text.strip())) and m.group(1) in names
-                  else None for text in texts)
-    return found if any(found) else None
+            times_g.append(None)
+            g_times.append(None)
+    return (tuple(times_g) if any(times_g) else None,
+            tuple(g_times) if any(f is not None for f in g_times) else None)
 
 
 _new = object.__new__

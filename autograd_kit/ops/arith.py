@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import operator
 
-from ._rules import RESULT, as_tensor_pair, check_broadcast, record, record_one, rule
+from ._rules import (_FIRST_ONLY, RESULT, as_tensor_pair, check_broadcast, record,
+                     record_one, rule)
 from .. import backend, errors
 from ..grad_mode import _state
 from ..tensor import Tensor, scalar_type_name
 
 _NUMBERS = (int, float)
-_FIRST_ONLY = (True, False)  # tensor op number: only the tensor has an edge
 
 
 def _binary(node, fn, a, b, names=(), **attrs):
