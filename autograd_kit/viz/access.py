@@ -40,6 +40,32 @@ def is_tensor(obj) -> bool:
         return False
 
 
+def engine_name(t) -> str:
+    """Which autograd engine made ``t``: ``"autograd_kit"``, ``"torch"``, or ``""``
+    for anything that is not a tensor of either.  Read from the class's module, so
+    PyTorch is never imported here."""
+    if not is_tensor(t):
+        return ""
+    root = type(t).__module__.split(".", 1)[0]
+    return root if root in ("autograd_kit", "torch") else ""
+
+
+def require_tensor(obj, what: str):
+    """``obj`` if it is a tensor of autograd_kit or PyTorch, else a one-line
+    ``TypeError`` that names what ``what`` (a tool's name) accepts."""
+    if engine_name(obj):
+        return obj
+    if isinstance(obj, type):
+        kind = "the class " + obj.__name__
+    else:
+        cls = type(obj)
+        kind = cls.__qualname__ if cls.__module__ == "builtins" else \
+            f"{cls.__module__}.{cls.__qualname__}"
+        kind = ("an " if kind[0].lower() in "aeiou" else "a ") + kind
+    raise TypeError(f"{what} takes a tensor of autograd_kit or PyTorch "
+                    f"(autograd_kit.Tensor or torch.Tensor); it was given {kind}.")
+
+
 def is_node(obj) -> bool:
     """True for a backward node (a ``grad_fn``)."""
     return hasattr(obj, "next_functions") and callable(getattr(obj, "name", None))
