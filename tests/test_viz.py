@@ -65,7 +65,7 @@ def linear(torch):
 GOLDEN = textwrap.dedent('''\
     digraph {
     \tgraph [size="12,12"]
-    \tnode [style="filled" shape="box" fontsize="10" height="0.2" fontname="monospace"]
+    \tnode [style="filled" shape="box" fontsize="10" height="0.2" fontname="Courier"]
     \tn0 [id="n0" label="y\\n()" fillcolor="darkolivegreen1"]
     \tn1 [id="n1" label="SumBackward0" fillcolor="lightgrey"]
     \tn2 [id="n2" label="AddBackward0" fillcolor="lightgrey"]

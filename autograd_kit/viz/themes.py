@@ -12,13 +12,21 @@ highlighted boxes.  ``light`` is torchviz's legend:
 ``dark`` is the same legend for a dark notebook; ``print`` uses no fills at all
 and tells kinds apart by line style, for black-and-white paper.  A custom theme
 is any dict of the same shape, passed as ``make_dot(..., theme=my_theme)``.
+
+Every theme writes its labels in Courier.  Graphviz sizes each box from its own
+estimate of the label's width; the WebAssembly build (the default without a
+system Graphviz) has no fonts, only built-in metrics for Courier, Helvetica and
+Times, and guesses far too narrow for other names (``monospace`` gave boxes
+about 30% too small, cutting labels off).  Courier is monospaced, measured
+right by both renderers, and the SVG asks for ``Courier,monospace``, so a
+browser without Courier still draws a monospaced font of the same width.
 """
 from __future__ import annotations
 
 LIGHT = {
     "graph": {},
     "node": {"style": "filled", "shape": "box", "fontsize": "10", "height": "0.2",
-             "fontname": "monospace"},
+             "fontname": "Courier"},
     "edge": {},
     "kinds": {
         "op": {"fillcolor": "lightgrey"},
@@ -39,7 +47,7 @@ LIGHT = {
 DARK = {
     "graph": {"bgcolor": "#1e1e1e"},
     "node": {"style": "filled", "shape": "box", "fontsize": "10", "height": "0.2",
-             "fontname": "monospace", "color": "#c8c8c8", "fontcolor": "#f0f0f0"},
+             "fontname": "Courier", "color": "#c8c8c8", "fontcolor": "#f0f0f0"},
     "edge": {"color": "#b4b4b4", "fontcolor": "#f0f0f0"},
     "kinds": {
         "op": {"fillcolor": "#4a4a4a"},
@@ -60,7 +68,7 @@ DARK = {
 PRINT = {
     "graph": {"bgcolor": "white"},
     "node": {"style": "solid", "shape": "box", "fontsize": "10", "height": "0.2",
-             "fontname": "monospace", "color": "black", "fontcolor": "black"},
+             "fontname": "Courier", "color": "black", "fontcolor": "black"},
     "edge": {"color": "black"},
     "kinds": {
         "op": {"style": "solid"},
