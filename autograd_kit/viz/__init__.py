@@ -9,6 +9,7 @@ The pipeline has one module per step:
 * :mod:`.fold`      long chains folded into one box (``max_nodes``);
 * :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping;
 * :mod:`.render`    DOT -> SVG, by the system Graphviz or Graphviz in WebAssembly;
+* :mod:`.describe`  the picture in words, its text alternative (alt text);
 * :mod:`.picture`   the :class:`Graph` object that notebooks display;
 * :mod:`.svgpatch`  recolouring a rendered SVG without a new layout.
 
@@ -35,7 +36,8 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
              view: str = "backward", highlight: Iterable | None = None,
              highlight_style: dict | None = None, node_styles: Mapping | None = None,
              max_nodes: int | None = None, unfold=None, theme: str | dict = "light",
-             graph_attr: dict | None = None) -> Graph:
+             graph_attr: dict | None = None, legend: bool = False,
+             alt: str | None = None) -> Graph:
     """Draw the autograd graph that produced ``root`` (a tensor, or a tuple/list).
 
     The first five arguments are torchviz's: ``params`` maps names to tensors
@@ -52,7 +54,12 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
       border by default); ``node_styles``: ``{tensor_or_node: {DOT attrs}}``;
     * ``max_nodes`` / ``unfold``: fold long chains of big graphs (see :mod:`.fold`);
     * ``theme``: ``"light"``, ``"dark"``, ``"print"`` or a theme dict;
-      ``graph_attr``: extra DOT graph attributes (``{"rankdir": "LR"}``).
+      ``graph_attr``: extra DOT graph attributes (``{"rankdir": "LR"}``);
+    * ``legend``: draw a key to the theme's box colours and the dashed
+      "saved for backward" lines;
+    * ``alt``: the picture's text alternative, for screen readers and the
+      notebook's metadata; by default it is written from the graph
+      ("Computational graph of 7 nodes: MulBackward0 takes x and w; ...").
     """
     if view not in ("backward", "forward"):
         raise ValueError(f"view must be 'backward' or 'forward', not {view!r}")
@@ -73,7 +80,7 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
         highlight = [highlight]
     styles = [(obj, mark) for obj in (highlight or ())]
     styles += list((node_styles or {}).items())
-    return Graph(data, chosen, graph_attr, styles)
+    return Graph(data, chosen, graph_attr, styles, alt=alt, legend=legend)
 
 
 def _names(params, names) -> list[tuple[str, object]]:

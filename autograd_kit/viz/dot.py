@@ -48,7 +48,7 @@ def graph_size(n_items: int) -> str:
 
 
 def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
-           styles: dict[str, dict] | None = None) -> str:
+           styles: dict[str, dict] | None = None, legend: bool = False) -> str:
     """The DOT source of the picture.
 
     ``styles`` maps box ids to extra attributes (highlight, node_styles); they are

@@ -13,9 +13,10 @@ import weakref
 from pathlib import Path
 
 from . import render as _render
+from .describe import describe
 from .dot import to_dot
 from .model import GraphData, VEdge, VNode
-from .svgpatch import SvgPatcher
+from .svgpatch import SvgPatcher, with_alt
 
 _TEXT_FORMATS = {".dot": None, ".gv": None}
 _SYSTEM_FORMATS = {".png": "png", ".pdf": "pdf", ".ps": "ps", ".jpg": "jpg",
@@ -31,14 +32,18 @@ def _weak(obj):
 class Graph:
     """A picture of an autograd graph.
 
-    ``source`` is the DOT text; ``svg()`` draws it; ``node_id(obj)`` tells which
-    box stands for a tensor or node; ``restyle({...})`` recolours boxes."""
+    ``source`` is the DOT text; ``svg()`` draws it; ``alt`` says in words what
+    it shows; ``node_id(obj)`` tells which box stands for a tensor or node;
+    ``restyle({...})`` recolours boxes."""
 
     def __init__(self, data: GraphData, theme: dict, graph_attr: dict | None = None,
-                 styles: list[tuple[object, dict]] = ()) -> None:
+                 styles: list[tuple[object, dict]] = (), alt: str | None = None,
+                 legend: bool = False) -> None:
         """Index the boxes, apply ``styles`` (``(object, DOT attrs)`` pairs, later
-        ones win) and write the DOT source."""
+        ones win) and write the DOT source.  ``alt`` replaces the text alternative
+        made from the graph (:func:`autograd_kit.viz.describe.describe`)."""
         self._data = data
+        self._alt = describe(data) if alt is None else str(alt)
         self._index, self._strong = _index_boxes(data)
         self._box_ids = {n.id for n in data.nodes}
         by_box: dict[str, dict] = {}
@@ -46,7 +51,7 @@ class Graph:
             box = self.node_id(obj)
             if box is not None:
                 by_box.setdefault(box, {}).update(style)
-        self._source = to_dot(data, theme, graph_attr, by_box)
+        self._source = to_dot(data, theme, graph_attr, by_box, legend)
         self._svg: str | None = None
         self._patcher: SvgPatcher | None = None
 
@@ -70,6 +75,13 @@ class Graph:
     def folds(self) -> dict[str, list[str]]:
         """Folded chains: fold id -> ids of the boxes it hides."""
         return dict(self._data.folds)
+
+    @property
+    def alt(self) -> str:
+        """The text alternative: "Computational graph of 7 nodes: MulBackward0
+        takes x and w; ...".  It is in the SVG (``<title>``, ``aria-label``) and in
+        the notebook output's metadata."""
+        return self._alt
 
     def node_id(self, obj) -> str | None:
         """The id of the box drawing ``obj``: a tensor, a ``grad_fn`` node, or an
@@ -104,9 +116,10 @@ class Graph:
 
     # -- drawing ---------------------------------------------------------------
     def svg(self) -> str:
-        """The SVG text (drawn on first call, then kept)."""
+        """The SVG text (drawn on first call, then kept), with the text alternative
+        as its ``<title>`` and ``aria-label``."""
         if self._svg is None:
-            self._svg = _render.render_svg(self._source)
+            self._svg = with_alt(_render.render_svg(self._source), self._alt)
         return self._svg
 
     def pipe(self, format: str = "svg") -> bytes:
@@ -145,8 +158,10 @@ class Graph:
                 by_id[nid] = style
         return self._patcher.restyle(by_id)
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """SVG and a one-line summary; never raises (see the module docstring)."""
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
+        """``(data, metadata)``: SVG and a one-line summary, and the text alternative
+        as the SVG's ``alt`` in the metadata (IPython takes a bundle alone or such
+        a pair).  Never raises (see the module docstring)."""
         try:
             bundle = {"image/svg+xml": self.svg(), "text/plain": self.summary()}
         except Exception as err:
@@ -157,7 +172,8 @@ class Graph:
             bundle = {k: v for k, v in bundle.items() if k in include}
         if exclude is not None:
             bundle = {k: v for k, v in bundle.items() if k not in exclude}
-        return bundle
+        metadata = {"image/svg+xml": {"alt": self._alt}} if "image/svg+xml" in bundle else {}
+        return bundle, metadata
 
 
 def _index_boxes(data: GraphData) -> tuple[dict, list]:

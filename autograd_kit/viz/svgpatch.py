@@ -96,3 +96,19 @@ def _split(style: dict) -> tuple[dict[str, str], dict[str, str]]:
         else:
             shape[target] = _xml(value)
     return shape, text
+
+
+_SVG_TAG = re.compile(r"<svg\b[^>]*?(/?)>")
+
+
+def with_alt(svg: str, alt: str) -> str:
+    """``svg`` with a text alternative: ``role="img"`` and ``aria-label`` on the
+    ``<svg>`` element and a ``<title>`` as its first child (what screen readers
+    read, and browsers show as a tooltip).  ``alt`` is plain text; it is escaped."""
+    match = _SVG_TAG.search(svg)
+    if match is None or not alt:
+        return svg
+    text = (str(alt).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+    opening = set_attrs(match.group(0), {"role": "img", "aria-label": text})
+    return f"{svg[:match.start()]}{opening}\n<title>{text}</title>{svg[match.end():]}"
