@@ -297,6 +297,79 @@ def test_forward_view_is_the_textbook_picture(linear):
                       ("Add", "Sum"), ("Sum", "y2")}
 
 
+def _engine(name):
+    return pytest.importorskip("torch") if name == "torch" else _ak()
+
+
+def inputs_of(nodes, edges, op_id):
+    """The first label line of each box feeding ``op_id``, in input order."""
+    return [label(nodes[t])[0] for t, h, a in edges if h == op_id and a.get("style") != "dashed"]
+
+
+@pytest.mark.parametrize("engine", ["autograd_kit", "torch"])
+@pytest.mark.parametrize("expr, op, expected", [
+    ("x * 3", "Mul", ["x", "3"]),
+    ("x / 4", "Div", ["x", "4"]),
+    ("x ** 2", "Pow", ["x", "2"]),
+    ("x - 2", "Sub", ["x", "constant"]),   # not kept: its gradient needs no 2
+    ("2 - x", "Rsub", ["constant", "x"]),
+    ("x * c", "Mul", ["x", "c · [5., -6.]"]),
+    ("c * x", "Mul", ["c · [5., -6.]", "x"]),
+    ("x.pow(c)", "Pow", ["x", "c · [5., -6.]"]),
+])
+def test_forward_view_draws_constants(engine, expr, op, expected):
+    lib = _engine(engine)
+    x = lib.tensor([1., 2.], requires_grad=True)
+    c = lib.tensor([5., -6.])
+    y = eval(expr)
+    g = make_dot(y.sum(), names={"x": x, "c": c}, view="forward")
+    nodes, edges = parse(g.source)
+    [op_id] = by_label(nodes, op)
+    assert inputs_of(nodes, edges, op_id) == expected
+    consts = [i for i, a in nodes.items() if i.startswith("c")]
+    assert consts == ["c0"] and nodes["c0"]["style"] == "filled,rounded"
+    assert {n.kind for n in g.nodes if n.id == "c0"} == {"const"}
+    if "c" in expr.replace("x", ""):  # a tensor constant is found by identity
+        assert g.node_id(c) == "c0"
+    back = parse(make_dot(y.sum(), names={"x": x, "c": c}).source)[0]
+    assert not [i for i in back if i.startswith("c")]  # the backward view is torchviz's
+
+
+@pytest.mark.parametrize("engine", ["autograd_kit", "torch"])
+def test_constant_values_are_what_the_node_saved(engine):
+    """The value in a constant's box is the one PyTorch's node keeps (the oracle)."""
+    lib = _engine(engine)
+    x = lib.tensor([1., 2.], requires_grad=True)
+    y = (x * 2.5) ** 3
+    pow_fn = y.grad_fn
+    mul_fn = pow_fn.next_functions[0][0]
+    other = mul_fn._saved_other
+    shown = labels.number(float(other), True) if not isinstance(other, int) else str(other)
+    nodes, edges = parse(make_dot(y, names={"x": x}, view="forward").source)
+    assert inputs_of(nodes, edges, by_label(nodes, "Mul")[0]) == ["x", shown]
+    assert inputs_of(nodes, edges, by_label(nodes, "Pow")[0])[1] == str(pow_fn._saved_exponent)
+
+
+def test_constant_ids_follow_the_graph_and_fold_away():
+    ak = _ak()
+    x = ak.tensor([1., 2.], requires_grad=True)
+    first = make_dot((x * 3 + 1).sum(), view="forward").source
+    x2 = ak.tensor([1., 2.], requires_grad=True)
+    assert make_dot((x2 * 3 + 1).sum(), view="forward").source == first
+    nodes, _ = parse(first)
+    assert [i for i in nodes if i.startswith("c")] == ["c0", "c1"]
+    out = x
+    for _ in range(100):
+        out = out * 1.01 + 0.5
+    g = make_dot(out, view="forward", max_nodes=30)
+    assert len(g.nodes) <= 30 and g.folds
+    [fold_box] = [n for n in g.nodes if n.kind == "fold"]
+    hidden = g.folds["f0"]
+    ops = 2 * 100 - 2 * fold.KEEP  # the chain's ops, less those kept at each end
+    assert sum(i.startswith("c") for i in hidden) == ops  # their constants went too
+    assert fold_box.lines[0] == f"… {ops} nodes (Mul ×{ops // 2}, Add ×{ops // 2}) …"
+
+
 def test_same_object_same_id_in_both_views(linear):
     x, w, b, y = linear
     back = make_dot(y, names={"x": x})
@@ -560,7 +633,7 @@ def test_autograd_kit_forward_view_and_fold():
     y = h.sum()
     nodes, edges = parse(make_dot(y, names={"x": x, "h": h, "y": y}, view="forward").source)
     arrows = {(label(nodes[t])[0], label(nodes[h_])[0]) for t, h_ in flow(edges)}
-    assert arrows == {("x", "Mul"), ("Mul", "h"), ("h", "Sum"), ("Sum", "y")}
+    assert arrows == {("x", "Mul"), ("3", "Mul"), ("Mul", "h"), ("h", "Sum"), ("Sum", "y")}
     z = ak.tensor(1., requires_grad=True)
     out = z
     for _ in range(500):

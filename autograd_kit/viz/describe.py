@@ -93,7 +93,7 @@ def describe(data: GraphData) -> str:
     saved = sum(1 for n in data.nodes if n.kind == "saved")
     parts = steps + outputs
     if saved:
-        parts.append(f"{saved} saved tensor{'s' if saved > 1 else ''} hang on dashed lines")
+        parts.append(f"{saved} saved tensor{'s hang' if saved > 1 else ' hangs'} on dashed lines")
     n = len(data.nodes)
     head = f"Computational graph of {n} node{'s' if n != 1 else ''}"
     return head + (": " + "; ".join(parts) if parts else "") + "."

@@ -1,13 +1,13 @@
 """Folding long chains, so that a 10,000-step graph still fits on a screen.
 
 A *chain* is a run of op boxes that each have exactly one arrow in and one
-arrow out (dashed saved-tensor lines don't count): ``y = y * 1.01 + 0.5`` in a
+arrow out (dashed saved-tensor lines and constants feeding an op don't count): ``y = y * 1.01 + 0.5`` in a
 loop makes one.  When a picture has more boxes than ``max_nodes``, the longest
 chains are folded first, each into one box reading
 ``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …``; the first and
 last :data:`KEEP` boxes of the chain stay visible, so one can see what the chain
-is made of and where it connects.  Saved-tensor boxes that hang only on folded
-boxes disappear into the fold too.
+is made of and where it connects.  Saved-tensor boxes and constants that hang
+only on folded boxes disappear into the fold too.
 
 Every chain long enough to fold gets an id, ``f0``, ``f1``, ... in graph order,
 whether or not it is folded; ``unfold={"f0"}`` keeps that one open and
@@ -89,22 +89,24 @@ def _apply(data: GraphData, chosen: dict[str, list[str]]) -> GraphData:
         tail, head = where.get(e.tail, e.tail), where.get(e.head, e.head)
         if tail == head and (e.tail in where or e.head in where):
             continue
-        key = (tail, head, e.kind)
+        key = (tail, head, e.kind, e.label)
         if (tail != e.tail or head != e.head) and key in seen:
             continue
         seen.add(key)
-        edges.append(VEdge(tail, head, e.kind))
+        edges.append(VEdge(tail, head, e.kind, e.label))
     folds = {fid: [n.id for n in members[fid]] for fid in chosen}
     return GraphData(nodes, edges, folds, data.order)
 
 
 def _absorb_saved(data: GraphData, where: dict[str, str]) -> None:
-    """Saved boxes joined only to folded ops join the fold of their first op."""
+    """Saved boxes and constants joined only to folded ops join the fold of their
+    first op."""
     kinds = {n.id: n.kind for n in data.nodes}
     owners: dict[str, list[str]] = {}
     for e in data.edges:
-        if e.kind == "saved":
-            box, op = (e.head, e.tail) if kinds[e.head] == "saved" else (e.tail, e.head)
+        if e.kind in ("saved", "const"):
+            hangs = kinds[e.head] in ("saved", "const")
+            box, op = (e.head, e.tail) if hangs else (e.tail, e.head)
             owners.setdefault(box, []).append(op)
     for box, ops in owners.items():
         if all(op in where for op in ops):
@@ -113,10 +115,11 @@ def _absorb_saved(data: GraphData, where: dict[str, str]) -> None:
 
 def _fold_box(fid: str, members: list[VNode]) -> VNode:
     """``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …``"""
-    groups = Counter(n.title if n.kind in ("op", "fn") else n.kind for n in members)
+    counted = [n for n in members if n.kind != "const"]  # constants ride along
+    groups = Counter(n.title if n.kind in ("op", "fn") else n.kind for n in counted)
     parts = [f"{name} ×{k:,}" for name, k in groups.most_common(4)]
     if len(groups) > 4:
         parts.append("…")
-    first = f"… {len(members):,} nodes ({', '.join(parts)}) …"
+    first = f"… {len(counted):,} nodes ({', '.join(parts)}) …"
     objs = [obj for n in members for obj in n.objs]
     return VNode(fid, "fold", "fold", [first, f"fold {fid}"], objs)

@@ -90,6 +90,23 @@ def saved_lines(t, names: list[str], var_name: str, show_values: bool) -> list[s
     return tensor_lines(t, head, show_values, show_grads=False)
 
 
+def constant_lines(value, name: str = "") -> list[str]:
+    """A constant's box (forward view): its value, short.
+
+    ``["3"]`` for the number 3, ``["c · [5., 6.]"]`` for a small tensor named
+    ``c``, name (or "constant"), shape and summary for a big one, and
+    ``["constant"]`` when the value was not kept (``value`` is not a number or a
+    tensor)."""
+    if isinstance(value, (bool, int, float, complex)):
+        return [number(value, isinstance(value, (float, complex)))]
+    if not access.is_tensor(value):
+        return [name or "constant"]
+    text, small = values_text(access.host_array(value))
+    if small:
+        return [f"{name} · {text}" if name else text]
+    return [name or "constant", shape_text(access.shape_of(value)), text]
+
+
 def _attr_text(value) -> str:
     if isinstance(value, access.Unavailable):
         return f"({value.reason})"

@@ -6,6 +6,8 @@ always visits nodes in the same order.  That order names the boxes:
 
 * ``n0, n1, ...``  output tensors, ops and leaf tensors, in walk order;
 * ``t0, t1, ...``  named intermediate tensors (forward view only);
+* ``c0, c1, ...``  constant inputs of ops (forward view only, see
+  :mod:`autograd_kit.viz.constants`);
 * ``s0, s1, ...``  saved tensors (``show_saved``);
 * ``f0, f1, ...``  folded chains (see :mod:`autograd_kit.viz.fold`).
 
@@ -18,8 +20,10 @@ Two views of the same graph:
   (``MulBackward0``), a leaf reaches its ``AccumulateGrad`` box, the output hangs
   under its ``grad_fn``;
 * ``"forward"``: the textbook picture: tensors are boxes, ops are small ovals
-  named by their forward operation (``Mul``), ``AccumulateGrad`` disappears and
-  tensors found in ``names`` appear between the ops that make and use them.
+  named by their forward operation (``Mul``), ``AccumulateGrad`` disappears,
+  tensors found in ``names`` appear between the ops that make and use them,
+  and inputs that need no gradient (the ``3`` of ``x * 3``) are small value
+  boxes feeding their op.
 
 Arrows point from inputs to outputs in both views, as in torchviz.
 """
@@ -30,14 +34,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from . import access, labels
+from . import access, constants, labels
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 
 @dataclass(slots=True)
 class VNode:
-    """A box: ``kind`` is one of op, acc, fn, leaf, tensor, output, saved, fold.
+    """A box: ``kind`` is one of op, acc, fn, leaf, tensor, output, const, saved,
+    fold.
 
     ``lines`` (the label) starts as a function and is computed by
     :meth:`GraphData.finish` only for boxes that survive folding: reading values
@@ -53,12 +58,14 @@ class VNode:
 @dataclass(slots=True)
 class VEdge:
     """An arrow from ``tail`` to ``head``; ``kind`` is "flow" (inputs to outputs),
-    "saved" (op to its saved-tensor box) or "saved_ref" (op to a drawn tensor
-    that it saved)."""
+    "const" (a constant to its op), "saved" (op to its saved-tensor box) or
+    "saved_ref" (op to a drawn tensor that it saved).  ``label`` is written
+    beside the line (the saved slot, on dashed lines)."""
 
     tail: str
     head: str
     kind: str = "flow"
+    label: str = ""
 
 
 @dataclass
@@ -137,7 +144,7 @@ class _Builder:
         self.nodes: list[VNode] = []
         self.edges: list[VEdge] = []
         self.box: dict[int, VNode] = {}
-        self.count = {"n": 0, "t": 0, "s": 0}
+        self.count = {"n": 0, "t": 0, "s": 0, "c": 0}
 
     def add(self, prefix: str, kind: str, title: str, lines, obj) -> VNode:
         node = VNode(f"{prefix}{self.count[prefix]}", kind, title, lines, [obj])
@@ -163,8 +170,23 @@ class _Builder:
         lines = partial(labels.op_lines, fn, title, o.show_attrs, o.max_attr_chars)
         return self.add("n", kind, title, lines, fn)
 
-    def edge(self, tail, head, kind: str = "flow") -> None:
-        self.edges.append(VEdge(self.box[id(tail)].id, self.box[id(head)].id, kind))
+    def constant(self, value) -> VNode:
+        """The box of a constant input: one per number, one per tensor."""
+        if access.is_tensor(value):
+            if id(value) in self.box:
+                return self.box[id(value)]
+            name = self.opts.names.get(id(value), "")
+            lines = partial(labels.constant_lines, value, name)
+            return self.add("c", "const", name or "constant", lines, value)
+        node = VNode(f"c{self.count['c']}", "const", "constant",
+                     labels.constant_lines(value))
+        self.count["c"] += 1
+        self.nodes.append(node)
+        return node
+
+    def edge(self, tail, head, kind: str = "flow", label: str = "") -> None:
+        self.edges.append(VEdge(self.box[id(tail)].id, self.box[id(head)].id, kind,
+                                label))
 
 
 def build(roots: list, opts: Options) -> GraphData:
@@ -228,7 +250,12 @@ def _forward_edges(b: _Builder, fns: list, tensors: list) -> None:
     for fn in fns:
         if access.leaf_variable(fn) is not None:
             continue
-        for nxt, nr in b.inputs[id(fn)]:
+        for has_grad, item in constants.operands(fn):
+            if not has_grad:
+                box = b.constant(item)
+                b.edges.append(VEdge(box.id, b.box[id(fn)].id, "const"))
+                continue
+            nxt, nr = item
             var = access.leaf_variable(nxt)
             b.edge(var if var is not None else made_by.get((id(nxt), nr), nxt), fn)
 

@@ -6,8 +6,8 @@ highlighted boxes.  ``light`` is torchviz's legend:
 
 * grey ops, light-blue leaves (parameters), orange saved tensors,
   green outputs, as torchviz draws them;
-* white boxes for named intermediate tensors (forward view) and a dashed box
-  for folded chains.
+* white boxes for named intermediate tensors (forward view), small rounded
+  boxes for constants (forward view) and a dashed box for folded chains.
 
 ``dark`` is the same legend for a dark notebook; ``print`` uses no fills at all
 and tells kinds apart by line style, for black-and-white paper.  A custom theme
@@ -38,6 +38,7 @@ LIGHT = {
         "output": {"fillcolor": "darkolivegreen1"},
         "saved": {"fillcolor": "orange"},
         "fold": {"fillcolor": "white", "style": "filled,dashed"},
+        "const": {"fillcolor": "whitesmoke", "style": "filled,rounded", "fontsize": "9", "height": "0.15", "margin": "0.04,0.02"},
     },
     "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
               "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
@@ -59,6 +60,7 @@ DARK = {
         "output": {"fillcolor": "#4a6b1a"},
         "saved": {"fillcolor": "#9a5800"},
         "fold": {"fillcolor": "#2d2d2d", "style": "filled,dashed"},
+        "const": {"fillcolor": "#333333", "style": "filled,rounded", "fontsize": "9", "height": "0.15", "margin": "0.04,0.02"},
     },
     "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
               "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
@@ -80,6 +82,7 @@ PRINT = {
         "output": {"style": "bold", "peripheries": "2"},
         "saved": {"style": "dashed"},
         "fold": {"style": "dotted"},
+        "const": {"style": "rounded,dotted", "fontsize": "9", "height": "0.15", "margin": "0.04,0.02"},
     },
     "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
               "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
