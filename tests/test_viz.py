@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from autograd_kit import viz
-from autograd_kit.viz import access, dot, fold, labels, themes
+from autograd_kit.viz import access, dot, fold, labels, legend, themes
 from autograd_kit.viz import make_dot
 
 _NODE = re.compile(r'^\t(\w+) \[(.*)\]$')
@@ -648,3 +648,78 @@ def test_import_autograd_kit_does_not_import_viz():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+# -- the legend and the labelled dashed lines -----------------------------------------
+
+def legend_boxes(source: str) -> dict[str, dict]:
+    """``{label: attrs}`` of the key's boxes, read from the cluster's lines."""
+    inside = source.split("subgraph cluster_legend {", 1)[1]
+    found = {}
+    for line in inside.splitlines():
+        if (m := re.match(r'^\t\t(legend\d+) \[(.*)\]$', line)):
+            attrs = dict(_ATTR.findall(m[2]))
+            found[attrs["label"]] = attrs
+    return found
+
+
+def test_dashed_lines_say_which_slot_they_fill(linear):
+    x, w, b, y = linear
+    h = (x * w).exp()
+    out = h.sum()
+    for view in ("backward", "forward"):
+        nodes, edges = parse(make_dot(out, names={"x": x, "w": w}, show_saved=True,
+                                      view=view).source)
+        dashed = {(t, hd): a.get("label") for t, hd, a in edges if a.get("style") == "dashed"}
+        mul = by_label(nodes, "MulBackward0" if view == "backward" else "Mul")[0]
+        exp = by_label(nodes, "ExpBackward0" if view == "backward" else "Exp")[0]
+        [saved_box] = [i for i in nodes if i.startswith("s")]
+        as_input = view == "forward"  # saved boxes feed their op in the forward view
+        pair = (lambda op, box: (box, op) if as_input else (op, box))
+        xid = by_label(nodes, "x")[0]
+        wid = by_label(nodes, "w")[0]
+        # the oracle: the slots PyTorch's nodes keep
+        assert set(access.saved_names(h.grad_fn)) == {"result"}
+        assert set(access.saved_names(h.grad_fn.next_functions[0][0])) >= {"self", "other"}
+        assert dashed == {pair(exp, saved_box): "saved as result",
+                          pair(mul, xid): "saved as self", pair(mul, wid): "saved as other"}
+
+
+def test_no_legend_unless_asked(linear):
+    x, w, b, y = linear
+    assert "legend" not in make_dot(y, show_saved=True).source
+
+
+@pytest.mark.parametrize("theme", sorted(themes.THEMES))
+def test_legend_explains_the_kinds_drawn_in_the_theme_style(linear, theme):
+    x, w, b, _ = linear
+    y = (x * w).exp().sum()
+    g = make_dot(y, names={"y": y}, show_saved=True, legend=True, theme=theme)
+    key = legend_boxes(g.source)
+    style = themes.THEMES[theme]["kinds"]
+    drawn_kinds = {n.kind for n in g.nodes}
+    assert drawn_kinds == {"output", "op", "acc", "leaf", "saved"}
+    assert {kind for kind, meaning in legend.MEANING.items() if meaning in key} == drawn_kinds
+    for kind in drawn_kinds:
+        sample = key[legend.MEANING[kind]]
+        assert all(sample[k] == v for k, v in style[kind].items()), kind
+    assert 'label="saved for backward"' in g.source
+    assert re.search(r'legend\d+ -> legend\d+ \[id="legend_dashed" style="dashed"', g.source)
+    assert len(g.nodes) == len(make_dot(y, show_saved=True).nodes)  # not part of the graph
+
+
+def test_legend_without_dashed_lines_has_no_dashed_sample(linear):
+    x, w, b, y = linear
+    src = make_dot(y, legend=True, view="forward", names={"x": x}).source
+    assert "saved for backward" not in src
+    assert set(legend_boxes(src)) == {"output tensor", "leaf tensor (gets .grad)", "operation"}
+
+
+def test_legend_and_labels_are_escaped(linear):
+    x, w, b, y = linear
+    custom = {**themes.LIGHT, "kinds": {**themes.LIGHT["kinds"],
+                                        "leaf": {"fillcolor": 'x"<b>'}}}
+    src = make_dot((x * w).sum(), names={"<script>": x}, show_saved=True, legend=True,
+                   theme=custom).source
+    assert "<script>" not in src and "&lt;script&gt;" in src
+    assert 'fillcolor="x\\"&lt;b&gt;"' in src

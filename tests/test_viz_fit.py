@@ -104,17 +104,17 @@ def pictures(theme: str = "light"):
     ns = mlp()
     yield "values", make_dot(ns["loss"], names=ns, show_values=True, theme=theme)
     yield "saved", make_dot(ns["loss"], names=ns, show_saved=True, show_values=True,
-                            theme=theme)
+                            theme=theme, legend=True)
     yield "attrs", make_dot(ns["loss"], show_attrs=True, theme=theme)
     yield "forward", make_dot(ns["loss"], names=ns, show_values=True, view="forward",
-                              show_saved=True, theme=theme)
+                              show_saved=True, theme=theme, legend=True)
     ns["loss"].backward(retain_graph=True)
     yield "grads", make_dot(ns["loss"], names=ns, show_values=True, show_grads=True,
                             theme=theme)
     yield "freed", make_dot(ns["loss"].grad_fn.next_functions[0][0], show_saved=True,
                             theme=theme)
     long = chain()
-    yield "fold", make_dot(long["y"], names=long, max_nodes=20, theme=theme)
+    yield "fold", make_dot(long["y"], names=long, max_nodes=20, theme=theme, legend=True)
     yield "fold forward", make_dot(long["y"], names=long, max_nodes=20, view="forward",
                                    theme=theme)
     odd = {"weights · [1.5, -0.5]": ns["weights"], "<script>": ns["inputs"],

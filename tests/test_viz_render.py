@@ -388,3 +388,21 @@ def test_ipython_reads_the_alt_text_from_the_bundle():
     data, metadata = formatters.DisplayFormatter().format(g)
     assert data["image/svg+xml"] == g.svg()
     assert metadata == {"image/svg+xml": {"alt": "a small graph"}}
+
+
+@pytest.mark.parametrize("which", RENDERERS)
+def test_legend_and_dashed_labels_are_drawn(which):
+    set_renderer(which)
+    x, w, y = example()
+    g = make_dot(y, names={"x": x, "w": w, "y": y}, show_saved=True, legend=True)
+    svg = g.svg()
+    groups = node_groups(svg)
+    assert {n.id for n in g.nodes} < set(groups)
+    assert any(i.startswith("legend") for i in groups)
+    shown = texts(svg)
+    assert {"saved for backward", "saved as self", "saved as other", "leaf tensor (gets .grad)",
+            "backward function (grad_fn)"} <= set(shown)
+    assert 'class="cluster"' in svg
+    # the graph's own boxes are restyled as before, the legend stays as it is
+    patched = g.restyle({"n3": {"fillcolor": "red"}})
+    assert node_groups(patched)["legend0"] == groups["legend0"]

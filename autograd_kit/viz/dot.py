@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .legend import legend_dot
 from .model import GraphData
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -52,7 +53,8 @@ def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
     """The DOT source of the picture.
 
     ``styles`` maps box ids to extra attributes (highlight, node_styles); they are
-    applied over the theme's style for the box's kind."""
+    applied over the theme's style for the box's kind.  ``legend`` adds the key
+    (:mod:`autograd_kit.viz.legend`)."""
     styles = styles or {}
     graph = {"size": graph_size(len(data.nodes) + len(data.edges)),
              **theme.get("graph", {}), **(graph_attr or {})}
@@ -69,6 +71,10 @@ def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
     edge_kinds = theme.get("edges", {})
     for k, edge in enumerate(data.edges):
         a = {"id": f"e{k}", **edge_kinds.get(edge.kind, {})}
+        if edge.label:
+            a["label"] = edge.label
         lines.append(f"\t{edge.tail} -> {edge.head} {attrs(a)}")
+    if legend:
+        lines += legend_dot(data, theme, attrs)
     lines.append("}")
     return "\n".join(lines) + "\n"

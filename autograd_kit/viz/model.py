@@ -267,10 +267,11 @@ def _saved(b: _Builder, fns: list) -> None:
     gets a dashed line (kind "saved_ref", which doesn't move boxes around)
     instead of a second box; a tensor saved twice gets one box listing both
     slot names.  Saved boxes hang below their op in the backward view (as in
-    torchviz) and sit above it, like an input, in the forward view."""
+    torchviz) and sit above it, like an input, in the forward view.  Each dashed
+    line is labelled with the slot it fills: "saved as self"."""
     drawn = set(b.box)
     slots: dict[int, tuple[object, list[str]]] = {}
-    pending: list[tuple[object, object]] = []
+    pending: list[tuple[object, object, str]] = []
     for fn in fns:
         if access.leaf_variable(fn) is not None:
             continue
@@ -280,19 +281,19 @@ def _saved(b: _Builder, fns: list) -> None:
                     value = _Freed(value.reason)
                 if id(value) not in drawn:
                     slots.setdefault(id(value), (value, []))[1].append(slot)
-                pending.append((fn, value))
+                pending.append((fn, value, slot))
     for value, names in slots.values():
         unique = list(dict.fromkeys(names))
         var_name = b.opts.names.get(id(value), "")
         shown = value.marker if isinstance(value, _Freed) else value
         lines = partial(labels.saved_lines, shown, unique, var_name, b.opts.show_values)
         b.add("s", "saved", "saved", lines, value)
-    for fn, value in pending:
+    for fn, value, slot in pending:
         kind = "saved_ref" if id(value) in drawn else "saved"
         if b.opts.view == "forward":
-            b.edge(value, fn, kind)
+            b.edge(value, fn, kind, f"saved as {slot}")
         else:
-            b.edge(fn, value, kind)
+            b.edge(fn, value, kind, f"saved as {slot}")
 
 
 class _Freed:

@@ -23,6 +23,8 @@ browser without Courier still draws a monospaced font of the same width.
 """
 from __future__ import annotations
 
+SAVED_LABEL = {"fontname": "Courier", "fontsize": "8"}  # "saved as self" on dashed lines
+
 LIGHT = {
     "graph": {},
     "node": {"style": "filled", "shape": "box", "fontsize": "10", "height": "0.2",
@@ -40,8 +42,10 @@ LIGHT = {
         "fold": {"fillcolor": "white", "style": "filled,dashed"},
         "const": {"fillcolor": "whitesmoke", "style": "filled,rounded", "fontsize": "9", "height": "0.15", "margin": "0.04,0.02"},
     },
-    "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
-              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
+    "edges": {"flow": {}, "const": {},
+              "saved": {"style": "dashed", "dir": "none", **SAVED_LABEL},
+              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false",
+                            **SAVED_LABEL}},
     "highlight": {"color": "red", "penwidth": "3"},
 }
 
@@ -62,8 +66,10 @@ DARK = {
         "fold": {"fillcolor": "#2d2d2d", "style": "filled,dashed"},
         "const": {"fillcolor": "#333333", "style": "filled,rounded", "fontsize": "9", "height": "0.15", "margin": "0.04,0.02"},
     },
-    "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
-              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
+    "edges": {"flow": {}, "const": {},
+              "saved": {"style": "dashed", "dir": "none", **SAVED_LABEL},
+              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false",
+                            **SAVED_LABEL}},
     "highlight": {"color": "#ff5c5c", "penwidth": "3"},
 }
 
@@ -84,8 +90,10 @@ PRINT = {
         "fold": {"style": "dotted"},
         "const": {"style": "rounded,dotted", "fontsize": "9", "height": "0.15", "margin": "0.04,0.02"},
     },
-    "edges": {"flow": {}, "saved": {"style": "dashed", "dir": "none"},
-              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false"}},
+    "edges": {"flow": {}, "const": {},
+              "saved": {"style": "dashed", "dir": "none", **SAVED_LABEL},
+              "saved_ref": {"style": "dashed", "dir": "none", "constraint": "false",
+                            **SAVED_LABEL}},
     "highlight": {"penwidth": "4", "style": "bold"},
 }
 

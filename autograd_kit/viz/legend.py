@@ -1,0 +1,64 @@
+"""The key of a picture (``make_dot(..., legend=True)``).
+
+A small framed column beside the graph: one sample box per kind of box the
+picture holds, drawn in the theme's own style (so it is right for every
+theme, custom ones included) and saying in words what that kind is, and,
+when the picture has dashed lines, a sample dashed line labelled "saved for
+backward".  Only what the picture shows is explained.
+
+The key is DOT text added at the end of the graph: a cluster named
+``cluster_legend`` whose boxes have ids ``legend0``, ``legend1``...; invisible
+arrows stack them in a column.  It is not part of the graph's plain data, so
+``Graph.nodes`` and the text alternative don't mention it.
+"""
+from __future__ import annotations
+
+from .model import GraphData
+
+#: what each kind of box means, in the order the key lists them
+MEANING = {
+    "output": "output tensor",
+    "leaf": "leaf tensor (gets .grad)",
+    "tensor": "intermediate tensor",
+    "const": "constant (no gradient)",
+    "op": "backward function (grad_fn)",
+    "fn": "operation",
+    "acc": "AccumulateGrad: adds into .grad",
+    "saved": "tensor saved for backward",
+    "fold": "folded chain of nodes",
+}
+DASHED = "saved for backward"
+SAVED_EDGES = ("saved", "saved_ref")
+
+
+def legend_dot(data: GraphData, theme: dict, attrs) -> list[str]:
+    """DOT lines of the key for ``data`` drawn in ``theme`` (``attrs`` writes an
+    escaped attribute list, see :func:`autograd_kit.viz.dot.attrs`)."""
+    present = {n.kind for n in data.nodes}
+    kinds = theme.get("kinds", {})
+    frame = {"label": "legend", "style": "rounded",
+             "color": theme.get("edge", {}).get("color", "grey"),
+             "fontcolor": theme.get("node", {}).get("fontcolor", "black"),
+             "fontname": theme.get("node", {}).get("fontname", "Courier"), "fontsize": "9"}
+    lines = ["\tsubgraph cluster_legend {", f"\t\tgraph {attrs(frame)}"]
+    ids = []
+    for kind, meaning in MEANING.items():
+        if kind in present:
+            box = f"legend{len(ids)}"
+            style = kinds.get(kind, {})
+            lines.append(f"\t\t{box} {attrs({'id': box, 'label': meaning, **style})}")
+            ids.append(box)
+    dashed = any(e.kind in SAVED_EDGES for e in data.edges)
+    if dashed:
+        ends = [f"legend{len(ids)}", f"legend{len(ids) + 1}"]
+        for end in ends:
+            point = {"id": end, "label": "", "shape": "point", "width": "0.05"}
+            lines.append(f"\t\t{end} {attrs(point)}")
+        ids.append(ends[0])
+    for tail, head in zip(ids, ids[1:]):
+        lines.append(f"\t\t{tail} -> {head} {attrs({'style': 'invis'})}")
+    if dashed:
+        style = {**theme.get("edges", {}).get("saved", {}), "label": DASHED}
+        lines.append(f"\t\t{ends[0]} -> {ends[1]} {attrs({'id': 'legend_dashed', **style})}")
+    lines.append("\t}")
+    return lines if ids else []
