@@ -6,8 +6,10 @@
 The pipeline has one module per step:
 
 * :mod:`.model`     graph -> plain data (boxes and arrows), iterative walk;
+  :mod:`.constants` finds the inputs that need no gradient (forward view);
 * :mod:`.fold`      long chains folded into one box (``max_nodes``);
-* :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping;
+* :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping,
+  and the key of ``legend=True`` (:mod:`.legend`);
 * :mod:`.render`    DOT -> SVG, by the system Graphviz or Graphviz in WebAssembly;
 * :mod:`.describe`  the picture in words, its text alternative (alt text);
 * :mod:`.picture`   the :class:`Graph` object that notebooks display;

@@ -14,6 +14,8 @@ The text is plain; :mod:`.svgpatch` escapes it where it goes into the SVG.
 """
 from __future__ import annotations
 
+import heapq
+
 from .model import GraphData, VNode
 
 MAX_STEPS = 8
@@ -50,17 +52,17 @@ def inputs_first(data: GraphData) -> list[VNode]:
         if e.kind in ("flow", "const"):
             waiting[e.head] += 1
             feeds[e.tail].append(e.head)
-    ready = sorted((i for i, w in waiting.items() if w == 0), key=index.get, reverse=True)
+    ready = [index[i] for i, w in waiting.items() if w == 0]
+    heapq.heapify(ready)  # the ready box drawn first goes first
     order = []
     while ready:
-        i = ready.pop()
-        order.append(i)
-        for j in feeds[i]:
+        node = data.nodes[heapq.heappop(ready)]
+        order.append(node)
+        for j in feeds[node.id]:
             waiting[j] -= 1
             if waiting[j] == 0:
-                ready.append(j)
-                ready.sort(key=index.get, reverse=True)
-    return [data.nodes[index[i]] for i in order]
+                heapq.heappush(ready, index[j])
+    return order
 
 
 def describe(data: GraphData) -> str:
