@@ -73,7 +73,8 @@ def svg_alt(svg: str) -> str:
 
 
 def test_svg_alt_reads_labels_and_skips_graphviz_titles():
-    assert svg_alt('<svg aria-label="graph of y = x * x"><title>%3</title></svg>') == "graph of y = x * x"
+    labelled = '<svg aria-label="graph of y = x * x"><title>%3</title></svg>'
+    assert svg_alt(labelled) == "graph of y = x * x"
     assert svg_alt("<svg><title>graph of y</title><title>n0</title></svg>") == "graph of y"
     for made_up in ("%3", "n0", "n1&#45;&gt;n0", "G1"):
         assert svg_alt(f"<svg><title>{made_up}</title></svg>") == ""
@@ -109,7 +110,8 @@ def test_markdown_images_have_alt_text(path):
             if not alt.strip():
                 missing.append(f"cell {index}: {src}")
         for tag in HTML_IMAGE.findall(cell.source):
-            alt = re.search(r'\balt\s*=\s*"([^"]*)"', tag) or re.search(r"\balt\s*=\s*'([^']*)'", tag)
+            alt = (re.search(r'\balt\s*=\s*"([^"]*)"', tag)
+                   or re.search(r"\balt\s*=\s*'([^']*)'", tag))
             if not (alt and alt.group(1).strip()):
                 missing.append(f"cell {index}: {tag}")
     assert not missing, f"{path.name}: images without alt text: {'; '.join(missing)}"
@@ -194,22 +196,26 @@ def test_kernel_cell_files_match_in_any_temporary_directory():
 def test_sanitizing_leaves_ordinary_text_alone():
     text = "tensor([1., 2.], grad_fn=<MulBackward0>)  a/b = 0.5, see lesson 3"
     assert sanitize(text) == text
-    assert sanitize("<MulBackward0 object at 0x7f59171f7df0>") == "<MulBackward0 object at 0xADDRESS>"
+    node = "<MulBackward0 object at 0x7f59171f7df0>"
+    assert sanitize(node) == "<MulBackward0 object at 0xADDRESS>"
 
 
 def test_tidy_keeps_every_frame_and_changes_only_machine_directories():
     frames = ["\x1b[0;31m------\x1b[0m",
               "Cell \x1b[0;32mIn[3], line 1\x1b[0m\n----> 1 y.backward()",
-              f"File \x1b[0;32m{ROOT}/autograd_kit/engine.py:178\x1b[0m, in \x1b[0;36mbackward_steps\x1b[0m",
+              f"File \x1b[0;32m{ROOT}/autograd_kit/engine.py:178\x1b[0m, "
+              "in \x1b[0;36mbackward_steps\x1b[0m",
               f"File \x1b[0;32m{sys.prefix}/lib/site.py:1\x1b[0m, in \x1b[0;36mf\x1b[0m",
               "\x1b[0;31mRuntimeError\x1b[0m: boom"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("y.backward()")])
     nb.metadata["widgets"] = {"state": {}}
     nb.cells[0].metadata["execution"] = {"iopub.status.busy": "2026-01-01T00:00:00Z"}
     nb.cells[0].outputs = [
-        nbformat.v4.new_output("stream", name="stderr", text=f"{ROOT}/lessons/x.py:3: UserWarning: w\n"),
+        nbformat.v4.new_output("stream", name="stderr",
+                               text=f"{ROOT}/lessons/x.py:3: UserWarning: w\n"),
         nbformat.v4.new_output("stream", name="stdout", text="plain text 0x7f59171f7df0\n"),
-        nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=list(frames))]
+        nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom",
+                               traceback=list(frames))]
     regenerate.tidy(nb)
     stream_err, stream_out, error = nb.cells[0].outputs
     assert "widgets" not in nb.metadata and "execution" not in nb.cells[0].metadata
