@@ -11,8 +11,9 @@ output, as a learner running the notebook sees them.  Only two things change:
 * the saved widget state is removed (widgets need a live kernel anyway, and the
   state changes on every run), and so are per-cell execution timestamps;
 * the directories of *this* machine that appear in tracebacks and warnings are
-  written as ``<site-packages>``, ``<checkout>`` (the repository root) and ``~``
-  (the home directory), so the repository holds no machine's paths.  The rest
+  written as ``<site-packages>``, ``<python>`` (the standard library),
+  ``<checkout>`` (the repository root) and ``~`` (the home directory), so the
+  repository holds no machine's paths.  The rest
   of each line (file name, line number, code) is kept.
 
 Whatever still differs from one machine or run to the next (the kernel's temporary
@@ -25,6 +26,7 @@ error's ``ename`` and ``evalue``; it never compares an error's ``traceback``.
 from __future__ import annotations
 
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -47,6 +49,8 @@ def _machine_prefixes() -> list[tuple[str, str]]:
     packages.add(site.getusersitepackages())
     for path in packages:
         pairs[path] = "<site-packages>"
+    for key in ("stdlib", "platstdlib"):
+        pairs[sysconfig.get_paths()[key]] = "<python>"
     pairs[str(ROOT)] = "<checkout>"
     home = os.path.expanduser("~")
     if home not in ("", "/", "~"):
@@ -61,9 +65,10 @@ _PREFIXES = _machine_prefixes()
 
 
 def neutral_paths(text: str) -> str:
-    """``text`` with this machine's directories written by their neutral names."""
+    """``text`` with this machine's directories written by their neutral names
+    (whole directory names only: ``/home/ann`` does not touch ``/home/anna``)."""
     for path, name in _PREFIXES:
-        text = text.replace(path + os.sep, name + "/").replace(path, name)
+        text = re.sub(re.escape(path) + r"(?![\w.-])", lambda _m, n=name: n, text)
     return text
 
 
