@@ -238,3 +238,64 @@ def test_stored_errors_keep_their_traceback(path):
         assert plain.startswith(out["ename"]), f"{path.name} cell {index}: traceback cut short"
         assert any("Cell In[" in f or "Traceback" in f for f in out["traceback"]), \
             f"{path.name} cell {index}: the traceback lost the notebook's own frame"
+
+
+# --- end to end: stored in one checkout, checked by nbval in another -------------------
+
+PROBE_LIBRARY = '''import warnings
+
+
+def noisy():
+    warnings.warn("raised inside a library file", UserWarning, stacklevel=1)
+    return __file__
+
+
+def broken():
+    raise ValueError(f"cannot read {__file__}")
+'''
+
+
+def _probe_checkout(where: Path) -> Path:
+    lessons = where / "lessons"
+    (where / "tests").mkdir(parents=True)
+    lessons.mkdir()
+    (lessons / "regenerate.py").write_text((LESSONS / "regenerate.py").read_text())
+    (where / "tests" / "nbval_sanitize.cfg").write_text(SANITIZE_CFG.read_text())
+    (lessons / "probe_library.py").write_text(PROBE_LIBRARY)
+    cells = [nbformat.v4.new_code_cell("import probe_library\nprint(probe_library.noisy())"),
+             nbformat.v4.new_code_cell("probe_library.broken()"),
+             nbformat.v4.new_code_cell("import warnings\nwarnings.warn('raised in the cell')")]
+    cells[1].metadata["tags"] = ["raises-exception"]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, lessons / "99_probe.ipynb")
+    return where
+
+
+def _nbval(checkout: Path, *options: str):
+    import subprocess
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval",
+         "--nbval-current-env", *options, "lessons/99_probe.ipynb"],
+        cwd=checkout, capture_output=True, text=True, timeout=300)
+
+
+def test_stored_outputs_pass_nbval_in_another_checkout(tmp_path):
+    """A notebook whose outputs hold paths (a warning and an error raised in a
+    library file, the file's name printed, a warning from the kernel's cell file)
+    is regenerated in one checkout and checked by nbval in another one, at a
+    different path.  (That the sanitizer is what makes them equal is shown, more
+    cheaply, by the tests above.)"""
+    import subprocess
+    first = _probe_checkout(tmp_path / "first" / "checkout")
+    second = _probe_checkout(tmp_path / "second" / "elsewhere" / "copy")
+    subprocess.run([sys.executable, "lessons/regenerate.py", "99"], cwd=first, check=True,
+                   capture_output=True, timeout=300)
+    stored = (first / "lessons" / "99_probe.ipynb").read_text()
+    assert str(first) not in stored and "<checkout>/lessons/probe_library.py" in stored
+    (second / "lessons" / "99_probe.ipynb").write_text(stored)
+
+    run = _nbval(second, "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "3 passed" in run.stdout, run.stdout[-3000:]
