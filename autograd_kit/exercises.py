@@ -8,7 +8,9 @@ A lesson exercise is three cells:
 3. a markdown cell tagged ``solution`` holding a folded ``<details>`` block with
    one ```` ```python ```` fence: the code that would go into cell 1.
 
-Run untouched, the check says the exercise is still open.  The test suite swaps
+Run untouched, the check says the exercise is still open: the answer is
+``...`` (or holds one), or a ``test`` function returns :data:`OPEN` (as
+:func:`backward_problem` does for a ``backward`` that still returns ``...``).  The test suite swaps
 each solution into its exercise cell and runs the lesson again to see every
 check answer "correct".
 
@@ -97,7 +99,8 @@ def check(title: str, answer: Any, expected: Any = None, *,
     check cell shows the sentence alone).
 
     Either ``expected`` (compared with :func:`mismatch`) or ``test`` (a function
-    that returns None for a good answer, else what is wrong in words) decides.
+    that returns None for a good answer, :data:`OPEN` for one not given yet,
+    else what is wrong in words) decides.
     ``hint`` is printed with a wrong answer, ``why`` with a right one."""
     if _is_open(answer):
         print(f"{title}: {OPEN}. Replace the ... in the exercise cell with your answer, "
@@ -107,7 +110,96 @@ def check(title: str, answer: Any, expected: Any = None, *,
         problem = test(answer) if test is not None else mismatch(answer, expected, tol)
     except Exception as err:  # the learner's answer broke the test itself
         problem = f"checking it raised {type(err).__name__}: {err}"
+    if problem == OPEN:
+        print(f"{title}: {OPEN}. Replace the ... in the exercise cell with your answer, "
+              "run that cell, then run this one again.")
+        return
     if problem:
         print(f"{title}: {WRONG}: {problem}." + (f" Hint: {hint}" if hint else ""))
         return
     print(f"{title}: {RIGHT}." + (f" {why}" if why else ""))
+
+
+# --- exercises that ask for a backward formula -------------------------------------
+
+def _dims(shape) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _call_backward(fn_cls, inputs):
+    """Run ``fn_cls.apply`` on ``inputs`` and call its ``backward`` by hand with a
+    gradient of ones, so that whatever it returns (``...``, a number, a tensor of
+    the wrong shape) can be looked at before the engine uses it."""
+    from . import backend
+    from .tensor import Tensor
+    out = fn_cls.apply(*inputs)
+    node = getattr(out, "grad_fn", None)
+    if node is None or not hasattr(node, "ctx"):
+        return None, "apply() gave a result without a grad_fn: did forward return a tensor?"
+    ones = Tensor._make(backend.np.ones(out._data.shape, dtype=out._data.dtype))
+    try:
+        grads = fn_cls.backward(node.ctx, ones)
+    except Exception as err:
+        if not node.ctx._to_save and ("unpack" in str(err) or isinstance(err, IndexError)):
+            return None, ("backward reads ctx.saved_tensors, but forward saved nothing: "
+                          "call ctx.save_for_backward(...) in forward")
+        return None, f"calling backward raised {type(err).__name__}: {err}"
+    return (grads if isinstance(grads, tuple) else (grads,)), None
+
+
+def _shape_problem(grads, inputs) -> str | None:
+    from .tensor import Tensor
+    if len(grads) != len(inputs):
+        return (f"backward returned {len(grads)} gradient(s), but forward takes "
+                f"{len(inputs)} input(s): return one per input, in order")
+    for i, (grad, x) in enumerate(zip(grads, inputs)):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        if grad is None:
+            return f"backward returned None for input {i}, which requires a gradient"
+        if not isinstance(grad, Tensor):
+            return (f"the gradient for input {i} is a {type(grad).__name__}, not a tensor: "
+                    "build it from g and the saved tensors")
+        if tuple(grad.shape) != tuple(x.shape):
+            return (f"the gradient for input {i} has shape {_dims(grad.shape)}, but input {i} "
+                    f"has shape {_dims(x.shape)}: a gradient has its input's shape "
+                    "(one number per input element)")
+    return None
+
+
+def _value_problem(fn_cls, inputs, atol=1e-5, rtol=1e-3) -> str | None:
+    """Where gradcheck's two Jacobians differ most, said with the numbers."""
+    from .gradcheck import analytical_jacobian, numerical_jacobian
+    numerical = numerical_jacobian(fn_cls.apply, inputs)
+    analytical = analytical_jacobian(fn_cls.apply, inputs)
+    for i, (n, a) in enumerate(zip(numerical, analytical)):
+        n, a = n[0], a[0]                # one output
+        bad = abs(a - n) > atol + rtol * abs(n)
+        if bad.any():
+            r, c = divmod(int((abs(a - n) * bad).argmax()), n.shape[1])
+            value = inputs[i].detach().reshape(-1)[c].item()
+            return (f"gradcheck disagrees for input {i}: where it is {value:.6g}, "
+                    f"d out[{r}] / d input[{c}] is {n[r, c]:.6g} by central differences, "
+                    f"but your backward gives {a[r, c]:.6g} "
+                    f"({int(bad.sum())} of {bad.size} Jacobian entries differ)")
+    return None
+
+
+def backward_problem(fn_cls, inputs) -> str | None:
+    """What is wrong with the ``backward`` of the custom Function ``fn_cls``, in
+    words; None when gradcheck agrees with it on ``inputs`` (float64 tensors).
+
+    In order: :data:`OPEN` while backward still returns ``...``; forward saved
+    nothing that backward reads; the wrong number, kind or shape of gradients;
+    then gradcheck's Jacobians, naming the entry where they differ most.  Meant
+    as ``check(title, MyFn, test=lambda fn: backward_problem(fn, inputs))``."""
+    inputs = tuple(inputs)
+    grads, problem = _call_backward(fn_cls, inputs)
+    if problem:
+        return problem
+    if any(g is Ellipsis for g in grads):
+        return OPEN
+    problem = _shape_problem(grads, inputs)
+    if problem:
+        return problem
+    return _value_problem(fn_cls, inputs)

@@ -3,43 +3,92 @@
     python lessons/regenerate.py                 # every lesson
     python lessons/regenerate.py 03 09           # lessons whose file names start so
 
-Each notebook is executed top to bottom in a fresh kernel (cells tagged
-``raises-exception`` may fail), then tidied so the stored file is stable:
+Each notebook is executed top to bottom in a fresh kernel, with ``lessons/`` as
+the working directory (cells tagged ``raises-exception`` may fail), and stored
+with **what the run printed**: every traceback frame, every warning, every
+output, as a learner running the notebook sees them.  Only two things change:
 
-* traceback frames that point into installed or library files are dropped,
-  keeping the notebook's own frame and the error line (paths differ per machine);
 * the saved widget state is removed (widgets need a live kernel anyway, and the
-  state changes on every run).
+  state changes on every run), and so are per-cell execution timestamps;
+* the directories of *this* machine that appear in tracebacks and warnings are
+  written as ``<site-packages>``, ``<python>`` (the standard library),
+  ``<checkout>`` (the repository root) and ``~`` (the home directory), so the
+  repository holds no machine's paths.  The rest
+  of each line (file name, line number, code) is kept.
+
+Whatever still differs from one machine or run to the next (the kernel's temporary
+cell files, memory addresses, paths to ``.py`` files and their line numbers,
+timings) is left for nbval's sanitizer, ``tests/nbval_sanitize.cfg``, to even out
+when it compares.  nbval 0.11 compares, per output: stream text (stdout and stderr
+separately), every ``data`` entry but PNG/JPEG pictures and widget views, and an
+error's ``ename`` and ``evalue``; it never compares an error's ``traceback``.
 """
 from __future__ import annotations
 
+import os
 import re
+import site
 import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
-_FILE_FRAME = re.compile(r'File (\x1b\[[0-9;]*m)*(/|[A-Za-z]:\\)')
+ROOT = HERE.parent
 
 
-def _keep_frame(frame: str) -> bool:
-    """A traceback frame that names a file on disk is machine-specific."""
-    return not _FILE_FRAME.search(frame)
+def _machine_prefixes() -> list[tuple[str, str]]:
+    """(directory, neutral name) pairs, longest directory first, so that the
+    site-packages inside a virtual environment inside the checkout is named as
+    site-packages, not as part of the checkout."""
+    pairs: dict[str, str] = {}
+    packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    packages.update(getattr(site, "getsitepackages", lambda: [])())
+    packages.add(site.getusersitepackages())
+    for path in packages:
+        pairs[path] = "<site-packages>"
+    for key in ("stdlib", "platstdlib"):
+        pairs[sysconfig.get_paths()[key]] = "<python>"
+    pairs[str(ROOT)] = "<checkout>"
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        pairs[home] = "~"
+    for path in list(pairs):
+        real = os.path.realpath(path)
+        pairs.setdefault(real, pairs[path])
+    return sorted(pairs.items(), key=lambda kv: len(kv[0]), reverse=True)
+
+
+_PREFIXES = _machine_prefixes()
+
+
+def neutral_paths(text: str) -> str:
+    """``text`` with this machine's directories written by their neutral names
+    (whole directory names only: ``/home/ann`` does not touch ``/home/anna``)."""
+    for path, name in _PREFIXES:
+        text = re.sub(re.escape(path) + r"(?![\w.-])", lambda _m, n=name: n, text)
+    return text
 
 
 def tidy(nb) -> None:
+    """Remove the widget state and timestamps; name machine directories neutrally.
+    Outputs are otherwise stored exactly as the run produced them."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        cell.metadata.pop("execution", None)
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                out["traceback"] = [f for f in out["traceback"] if _keep_frame(f)]
+                out["traceback"] = [neutral_paths(line) for line in out["traceback"]]
+                out["evalue"] = neutral_paths(out["evalue"])
+            elif out.get("output_type") == "stream":
+                out["text"] = neutral_paths(out["text"])
 
 
 def regenerate(path: Path, timeout: int = 600) -> None:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     tidy(nb)
     nbformat.write(nb, path)

@@ -1,0 +1,307 @@
+"""The exercise checker, and the exercises of every lesson.
+
+Part 1 tests ``autograd_kit.exercises`` itself: what ``check`` prints for an open,
+a wrong and a right answer, and what ``backward_problem`` says about a custom
+Function's backward.  Part 2 reads the lesson notebooks: the three-cell convention
+holds, an untouched run shows every exercise open, and the folded solutions,
+swapped into their exercise cells, make every check answer "correct".
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import autograd_kit as ak
+from autograd_kit import exercises
+from autograd_kit.autograd import Function
+from autograd_kit.exercises import backward_problem, check, mismatch
+
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+LESSON_PATHS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
+
+
+def said(capsys, *args, **kwargs) -> str:
+    """What ``check(*args, **kwargs)`` prints (it must return None and never raise)."""
+    assert check(*args, **kwargs) is None
+    return capsys.readouterr().out
+
+
+# --- check: open, wrong, right --------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [..., [1.0, ...], (..., 2), {"a": ...}])
+def test_an_answer_holding_ellipsis_is_open(capsys, answer):
+    out = said(capsys, "Ex", answer, 3.0, hint="never shown")
+    assert out.startswith(f"Ex: {exercises.OPEN}.")
+    assert "Replace the ..." in out and "never shown" not in out
+
+
+def test_a_wrong_number_is_named_with_the_hint(capsys):
+    out = said(capsys, "Ex", 2.0, 2.5, hint="what multiplies width?")
+    assert out.startswith(f"Ex: {exercises.WRONG}:")
+    assert "2.0 is not the right value" in out and "Hint: what multiplies width?" in out
+    assert exercises.RIGHT + "." not in out.replace(exercises.WRONG, "")
+
+
+def test_a_right_number_says_correct_and_why(capsys):
+    out = said(capsys, "Ex", 2.5 + 1e-9, 2.5, why="It is the height.", hint="never shown")
+    assert out == f"Ex: {exercises.RIGHT}. It is the height.\n"
+
+
+def test_tolerance_is_relative_or_absolute():
+    assert mismatch(1000.0005, 1000.0) is None                 # relative
+    assert mismatch(1e-7, 0.0) is None                         # absolute
+    assert mismatch(1.01, 1.0) is not None
+    assert mismatch(1.01, 1.0, tol=0.1) is None
+
+
+def test_tensors_compare_element_by_element(capsys):
+    x = ak.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    assert "correct" in said(capsys, "Ex", x.grad, [2.0, 4.0])
+    assert "correct" in said(capsys, "Ex", [2.0, 4.0], x.grad)
+    out = said(capsys, "Ex", x.grad, [2.0, 5.0])
+    assert exercises.WRONG in out and "[2.0, 4.0] is not the right value" in out
+
+
+def test_tensors_compare_against_pytorch_values(capsys):
+    torch = pytest.importorskip("torch")
+    xt = torch.tensor([[0.5, -1.0], [2.0, 3.0]], requires_grad=True)
+    (xt.tanh() * xt).sum().backward()
+    xa = ak.tensor([[0.5, -1.0], [2.0, 3.0]], requires_grad=True)
+    (xa.tanh() * xa).sum().backward()
+    assert "correct" in said(capsys, "Ex", xa.grad, xt.grad.numpy(), tol=1e-5)
+
+
+@pytest.mark.parametrize("answer, expected, words", [
+    ([1.0, 2.0, 3.0], [[1.0, 2.0, 3.0]], "the shape is (3,), but it should be (1, 3)"),
+    (5.0, [1.0, 2.0], "a single value (5.0) was given where 2 values were expected"),
+    ([1.0, 2.0], 3.0, "2 values were given where one value was expected"),
+    (1, True, "the answer should be True or False, not 1"),
+])
+def test_shapes_and_kinds_are_said_in_words(capsys, answer, expected, words):
+    out = said(capsys, "Ex", answer, expected)
+    assert exercises.WRONG in out and words in out
+
+
+def test_a_wrong_tensor_shape_names_both_shapes(capsys):
+    out = said(capsys, "Ex", ak.ones(2, 3), ak.ones(3, 2).tolist())
+    assert "the shape is (2, 3), but it should be (3, 2)" in out
+
+
+def test_strings_ignore_case_and_blanks(capsys):
+    assert "correct" in said(capsys, "Ex", "  MulBackward0 ", "mulbackward0")
+    assert exercises.WRONG in said(capsys, "Ex", "AddBackward0", "MulBackward0")
+
+
+def test_a_test_function_decides(capsys):
+    def even(n):
+        return None if n % 2 == 0 else f"{n} is odd"
+    assert said(capsys, "Ex", 4, test=even) == f"Ex: {exercises.RIGHT}.\n"
+    out = said(capsys, "Ex", 3, test=even, hint="try 4")
+    assert out == f"Ex: {exercises.WRONG}: 3 is odd. Hint: try 4\n"
+
+
+def test_a_test_function_can_say_open(capsys):
+    out = said(capsys, "Ex", 3, test=lambda n: exercises.OPEN)
+    assert out.startswith(f"Ex: {exercises.OPEN}.")
+
+
+def test_a_test_function_that_raises_is_reported_not_raised(capsys):
+    def fragile(answer):
+        return answer.no_such_attribute
+    out = said(capsys, "Ex", 3, test=fragile)
+    assert exercises.WRONG in out
+    assert "checking it raised AttributeError" in out and "no_such_attribute" in out
+
+
+# --- backward_problem: a custom Function's backward, in words ------------------------
+
+def exp_function(backward, save=True):
+    class MyExp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            if save:
+                ctx.save_for_backward(result)
+            return result
+    MyExp.backward = staticmethod(backward)
+    return MyExp
+
+
+def saved(ctx):
+    (result,) = ctx.saved_tensors
+    return result
+
+
+X = [-1.0, 0.5, 2.0]
+
+
+def x64():
+    return ak.tensor(X, dtype=ak.float64, requires_grad=True)
+
+
+@pytest.mark.parametrize("backward, words", [
+    (lambda ctx, g: (saved(ctx), ...)[1], exercises.OPEN),
+    (lambda ctx, g: g * saved(ctx), None),
+    (lambda ctx, g: (g * saved(ctx)).sum(),
+     "the gradient for input 0 has shape [], but input 0 has shape [3]"),
+    (lambda ctx, g: 2.0, "the gradient for input 0 is a float, not a tensor"),
+    (lambda ctx, g: (g, g), "backward returned 2 gradient(s), but forward takes 1 input(s)"),
+    (lambda ctx, g: None, "backward returned None for input 0, which requires a gradient"),
+    (lambda ctx, g: 1 / 0, "calling backward raised ZeroDivisionError"),
+])
+def test_backward_problem_says_what_is_wrong(backward, words):
+    problem = backward_problem(exp_function(backward), (x64(),))
+    if words is None:
+        assert problem is None
+    else:
+        assert problem is not None and words in problem
+
+
+def test_forgetting_to_save_is_named():
+    problem = backward_problem(exp_function(lambda ctx, g: g * saved(ctx), save=False), (x64(),))
+    assert "forward saved nothing" in problem and "save_for_backward" in problem
+
+
+def test_a_wrong_formula_is_located_with_both_numbers():
+    # backward forgot to multiply by e^x: at x = 2 the Jacobian entry is off most
+    problem = backward_problem(exp_function(lambda ctx, g: g * 1), (x64(),))
+    assert "input 0" in problem and "where it is 2" in problem
+    assert "d out[2] / d input[2]" in problem
+    numbers = [float(s) for s in re.findall(r"is (-?[\d.]+) by central differences, "
+                                            r"but your backward gives (-?[\d.]+)", problem)[0]]
+    assert numbers[0] == pytest.approx(math.exp(2.0), rel=1e-5)
+    assert numbers[1] == pytest.approx(1.0)
+    assert "3 of 9 Jacobian entries differ" in problem
+
+
+def test_a_wrong_formula_for_the_second_input_names_it():
+    class Div(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a / b
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g / b, g * a / b ** 2          # sign slip in the second gradient
+    a = ak.tensor([1.0, 2.0], dtype=ak.float64, requires_grad=True)
+    b = ak.tensor([0.5, 4.0], dtype=ak.float64, requires_grad=True)
+    problem = backward_problem(Div, (a, b))
+    assert problem.startswith("gradcheck disagrees for input 1")
+    # the worst entry is at b = 0.5: d(a/b)/db = -a / b**2 = -4
+    assert "where it is 0.5" in problem and "is -4 by central" in problem and "gives 4" in problem
+
+
+def test_backward_problem_through_check(capsys):
+    fn = exp_function(lambda ctx, g: g * saved(ctx))
+    out = said(capsys, "Ex", fn, test=lambda f: backward_problem(f, (x64(),)), why="Yes.")
+    assert out == f"Ex: {exercises.RIGHT}. Yes.\n"
+    fn = exp_function(lambda ctx, g: (saved(ctx), ...)[1])
+    assert exercises.OPEN in said(capsys, "Ex", fn, test=lambda f: backward_problem(f, (x64(),)))
+
+
+# --- the lessons: convention, stored outputs, solutions -----------------------------
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def exercise_triples(nb):
+    """(exercise, check, solution) cells, in order; asserts the convention."""
+    cells = nb.cells
+    triples = []
+    for i, cell in enumerate(cells):
+        if "exercise" not in tags(cell):
+            continue
+        assert cell.cell_type == "code", f"cell {i}: an exercise cell must be a code cell"
+        assert i + 2 < len(cells), \
+            f"cell {i}: an exercise must be followed by a check and a solution"
+        chk, sol = cells[i + 1], cells[i + 2]
+        assert chk.cell_type == "code" and "exercise-check" in tags(chk), \
+            f"cell {i + 1} must be the exercise-check code cell of the exercise in cell {i}"
+        assert sol.cell_type == "markdown" and "solution" in tags(sol), \
+            f"cell {i + 2} must be the solution markdown cell of the exercise in cell {i}"
+        triples.append((i, cell, chk, sol))
+    return triples
+
+
+def read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def lesson_id(path):
+    return path.name[:2]
+
+
+def solution_code(sol) -> str:
+    fences = FENCE.findall(sol.source)
+    assert len(fences) == 1, f"a solution holds exactly one python fence, found {len(fences)}"
+    return fences[0]
+
+
+def stdout_of(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+def test_exercise_convention_holds(path):
+    nb = read(path)
+    for i, ex, chk, sol in exercise_triples(nb):
+        assert "..." in ex.source, f"{path.name} cell {i}: the exercise cell has no ... to replace"
+        assert "check(" in chk.source, f"{path.name} cell {i + 1}: the check cell calls no check()"
+        code = solution_code(sol)
+        assert "..." not in code.replace('"..."', ""), \
+            f"{path.name} cell {i + 2}: the solution still has ..."
+        assert "<details>" in sol.source, f"{path.name} cell {i + 2}: the solution is not folded"
+    # every tagged check and solution belongs to an exercise
+    n = len(exercise_triples(nb))
+    assert sum("exercise-check" in tags(c) for c in nb.cells) == n
+    assert sum("solution" in tags(c) for c in nb.cells) == n
+
+
+@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+def test_stored_checks_show_the_exercises_open(path):
+    for i, _ex, chk, _sol in exercise_triples(read(path)):
+        out = stdout_of(chk)
+        assert exercises.OPEN in out, (
+            f"{path.name} cell {i + 1}: the stored check output should say "
+            f"'{exercises.OPEN}' (regenerate the lesson with its exercises untouched), got {out!r}")
+
+
+WITH_EXERCISES = [p for p in LESSON_PATHS if exercise_triples(read(p))]
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=lesson_id)
+def test_solutions_make_every_check_correct(path):
+    """Swap each folded solution into its exercise cell, run the lesson in a fresh
+    kernel (this environment, from ``lessons/``) and read every check's answer."""
+    from nbclient import NotebookClient
+    nb = read(path)
+    triples = exercise_triples(nb)
+    for _i, ex, _chk, sol in triples:
+        ex.source = solution_code(sol)
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(LESSONS)}}).execute()
+    for i, _ex, chk, _sol in triples:
+        out = stdout_of(chk)
+        assert f": {exercises.RIGHT}." in out and exercises.WRONG not in out, (
+            f"{path.name} cell {i + 1}: with the solution in place the check says {out!r}")
+
+
+# MERGE NOTE: lessons 01-12 are being converted to the exercise convention on other
+# branches. Until those are merged this test fails for each of them, on purpose:
+# every lesson but the index must end up with at least one exercise.
+@pytest.mark.parametrize("path", [p for p in LESSON_PATHS if not p.name.startswith("00")],
+                         ids=lesson_id)
+def test_every_lesson_has_an_exercise(path):
+    assert exercise_triples(read(path)), (
+        f"{path.name} has no exercise in the convention of autograd_kit/exercises.py "
+        "(cells tagged exercise, exercise-check, solution)")
