@@ -158,6 +158,21 @@ def named_tensors(stmt, frame) -> list:
     return out
 
 
+def line_tensors(tb, fits) -> list:
+    """Tensors named on the line that failed (traceback ``tb``) for which
+    ``fits(tensor)`` is true."""
+    entry = user_frame(tb)
+    stmt = failing_statement(entry)[0] if entry is not None else None
+    if stmt is None:
+        return []
+    return [t for t in named_tensors(stmt, entry.tb_frame) if fits(t)]
+
+
+def no_graph(t) -> bool:
+    """No grad_fn and no requires_grad: backward() can't start from ``t``."""
+    return t.grad_fn is None and not t.requires_grad
+
+
 # -- the graph ----------------------------------------------------------------------------
 def nodes_below(roots):
     """Every node below the tensors or nodes ``roots``, each once, nearest first."""
@@ -238,8 +253,7 @@ def torch_facts(err, names: dict):
                  if access.engine_name(t)]
         if not found:  # y.sum().backward(): the named tensor that fits the error
             fits = (lambda t: t.grad_fn is not None and t.numel() != 1) \
-                if kind == "non_scalar" else \
-                (lambda t: t.grad_fn is None and not t.requires_grad)
+                if kind == "non_scalar" else no_graph
             found = [t for t in named_tensors(stmt, frame) if fits(t)]
         facts.tensor = found[0] if found else None
     else:

@@ -249,6 +249,10 @@ def _gradient_origin(t, names, err):
 
 def _no_grad_fn(err, names) -> Explanation:
     t = err.tensor
+    if t is None or not (name_of(t, names) or culprits.gradient_owner(t, names)):
+        # `x.grad.sum().backward()`: the tensor named on the line says more
+        tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
+        t = next(iter(culprits.line_tensors(tb, culprits.no_graph)), t)
     who = _called(t, names, "This tensor")
     origin = _gradient_origin(t, names, err) if t is not None else None
     if origin:
