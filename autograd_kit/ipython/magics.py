@@ -48,8 +48,8 @@ def _why_not_steppable(root, expression: str, gradient) -> str | None:
     """Why backward() can't be stepped through from ``root``, in words; None if it can."""
     if root.grad_fn is None:
         if root.requires_grad:
-            return (f"{expression} is a leaf: it has no grad_fn, so there is no backward "
-                    "pass to step through (backward() would only add to its .grad); step "
+            return (f"{expression} is a leaf: it has no grad_fn, so there is nothing "
+                    "to step through (backward() would only add to its .grad); step "
                     "through a tensor computed from it, such as a loss")
         return (f"{expression} has no grad_fn and does not require grad: no graph leads "
                 "to it, so there is nothing to step through")
