@@ -247,6 +247,8 @@ def torch_facts(err, names: dict):
             t = value_of(expr, frame)
             if access.engine_name(t) and t.requires_grad:
                 facts.tensor = t
+                # `x[0] = 5.` on a leaf: PyTorch speaks of the view x[0]; x is the leaf
+                facts.view = facts.view and not t.is_leaf
                 break
     elif kind in ("non_scalar", "no_grad_fn"):
         found = [t for t in (value_of(e, frame) for e in backward_roots(stmt))
