@@ -115,6 +115,12 @@ def test_leaf_inplace_gives_the_real_reason_and_safe_fixes(ip):
     assert "x = x + 1" not in plain
 
 
+def test_the_fix_wraps_the_learners_own_update(ip):
+    ip.user_ns["x"].grad = ip.user_ns["w"].detach()
+    _, _, outputs = run(ip, "x -= 0.1 * x.grad")
+    assert "`with torch.no_grad(): x -= 0.1 * x.grad`" in flat(explanation_of(outputs)[0])
+
+
 def test_a_fresh_leaf_is_explained_the_same_way(ip):
     """No graph uses the fresh leaf, so the reason can't be stale saved values."""
     result, _, outputs = run(ip, "fresh = torch.zeros(2, requires_grad=True)\n"

@@ -56,7 +56,7 @@ CASES = {
                      "a leaf Variable that requires grad is being used in an in-place "
                      "operation.",
                      ["`x` is a leaf tensor that requires grad", "AccumulateGrad",
-                      "`with torch.no_grad(): x += 1`", "`y = x.clone()`"], "x\\n(2)"),
+                      "`with torch.no_grad(): x.add_(1)`", "`y = x.clone()`"], "x\\n(2)"),
     "leaf_setitem": ("x[0] = 5.", "a leaf Variable that requires grad",
                      ["`x` is a leaf tensor", "grad_fn"], "x\\n(2)"),
     "view_of_leaf": ("v = x[0]\nv.mul_(2)",

@@ -23,6 +23,8 @@ import ast
 import linecache
 import os
 import re
+import warnings
+from collections import deque
 from types import SimpleNamespace
 
 from ..viz import access
@@ -97,7 +99,9 @@ def value_of(expr, frame):
         return None
     try:
         code = compile(ast.Expression(expr), "<autograd_kit>", "eval")
-        return eval(code, frame.f_globals, frame.f_locals)
+        with warnings.catch_warnings():  # e.g. reading a non-leaf's .grad
+            warnings.simplefilter("ignore")
+            return eval(code, frame.f_globals, frame.f_locals)
     except Exception:
         return None
 
@@ -168,6 +172,18 @@ def line_tensors(tb, fits) -> list:
     return [t for t in named_tensors(stmt, entry.tb_frame) if fits(t)]
 
 
+def failing_line(tb) -> str | None:
+    """The source of the statement that failed, when it is one short line."""
+    entry = user_frame(tb)
+    if entry is None:
+        return None
+    stmt, source = failing_statement(entry)
+    if stmt is None or stmt.lineno != stmt.end_lineno:
+        return None
+    text = ast.get_source_segment(source, stmt)
+    return text if text and len(text) <= 60 else None
+
+
 def no_graph(t) -> bool:
     """No grad_fn and no requires_grad: backward() can't start from ``t``."""
     return t.grad_fn is None and not t.requires_grad
@@ -176,15 +192,15 @@ def no_graph(t) -> bool:
 # -- the graph ----------------------------------------------------------------------------
 def nodes_below(roots):
     """Every node below the tensors or nodes ``roots``, each once, nearest first."""
-    todo = [getattr(r, "grad_fn", r) for r in roots]
+    todo = deque(getattr(r, "grad_fn", r) for r in roots)
     seen, order = set(), []
     while todo and len(order) < MAX_NODES:
-        node = todo.pop(0)
+        node = todo.popleft()
         if node is None or id(node) in seen or not access.is_node(node):
             continue
         seen.add(id(node))
         order.append(node)
-        todo += [n for n, _ in access.next_edges(node)]
+        todo.extend(n for n, _ in access.next_edges(node))
     return order
 
 

@@ -111,7 +111,8 @@ def _called(t, names, default: str) -> str:
 
 
 def _node_name(node) -> str:
-    return node.name().rsplit("::", 1)[-1] if node is not None else "a node"
+    from ..viz import access
+    return access.node_name(node) if node is not None else "a node"
 
 
 def _leaf_inplace(err, names) -> Explanation:
@@ -121,6 +122,9 @@ def _leaf_inplace(err, names) -> Explanation:
     leaf = name_of(base, names) if base is not None else None
     x = leaf or "x"
     what = f"`{leaf}`, a leaf tensor" if leaf else "a leaf tensor"
+    tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
+    update = culprits.failing_line(tb) if leaf else None  # `bias -= 0.1 * bias.grad`
+    update = update if update and "`" not in update else f"{x} += 1"
     title = (f"{_called(t, names, 'This tensor')} is a view of {what} that requires grad, "
              "so it can't be changed in place." if err.view else
              f"{_called(t, names, 'This tensor')} is a leaf tensor that requires grad, so "
@@ -136,7 +140,7 @@ def _leaf_inplace(err, names) -> Explanation:
          f"no computation has used yet. A view (`{x}[0]`, `{x}.view(...)`) shares the "
          "leaf's memory: changing it in place changes the leaf, so it is refused too.",
          "Fix: to update a parameter, as an optimizer does, switch recording off: "
-         f"`with torch.no_grad(): {x} += 1` (`{x}` stays a leaf and keeps receiving "
+         f"`with torch.no_grad(): {update}` (`{x}` stays a leaf and keeps receiving "
          f"gradients). To work on a changed version, start from a copy: "
          f"`y = {x}.clone()`; the copy is not a leaf, may be changed in place, and "
          f"gradients still flow back through it to `{x}`."],
