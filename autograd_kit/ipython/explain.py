@@ -337,12 +337,15 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def user_traceback(err) -> TracebackType | None:
-    """``err``'s traceback without autograd_kit's own frames (the learner's code
-    only); where a magic ran the code, from the learner's cell on."""
+    """``err``'s traceback without autograd_kit's own frames and without frames
+    marked ``__tracebackhide__`` (the learner's code only); where a magic ran
+    the code, from the learner's cell on."""
     tb = getattr(err, "_autograd_kit_cell_tb", None) or err.__traceback__
     entries = []
     while tb is not None:
-        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = tb.tb_frame
+        hidden = frame.f_locals.get("__tracebackhide__", False)  # IPython's own, say
+        if not (hidden or os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)):
             entries.append(tb)
         tb = tb.tb_next
     kept = None
