@@ -237,3 +237,27 @@ def test_card_of_something_else_is_a_one_line_type_error():
     message = str(info.value)
     assert "\n" not in message and "numpy.ndarray" in message
     assert "autograd_kit or PyTorch" in message
+
+
+def test_a_leaf_changed_under_no_grad_after_being_saved(ip):
+    result, _, outputs = run(ip, "a = x * x\nwith torch.no_grad():\n    x.mul_(2)\n"
+                                 "a.sum().backward()")
+    assert "is at version 1; expected version 0" in str(result.error_in_exec)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "MulBackward0 needs `x`" in plain and "make the change after backward()" in plain
+    assert "x = x * 2" not in plain
+
+
+def test_a_saved_output_changed_in_place_is_named(ip):
+    _, _, outputs = run(ip, "v = x.exp()\nv.add_(1)\nv.sum().backward()")
+    plain = flat(outputs[0].data["text/plain"])
+    assert "ExpBackward0 needs `v`" in plain and "now at version 1" in plain
+
+
+def test_an_update_inside_a_loop_names_the_leaf(ip):
+    _, _, outputs = run(ip, "for step in range(2):\n    loss = (x ** 2).sum()\n"
+                            "    loss.backward()\n    x -= 0.1 * x.grad")
+    ip.user_ns.pop("step", None)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "`x` is a leaf tensor" in plain
+    assert "`with torch.no_grad(): x -= 0.1 * x.grad`" in plain

@@ -98,7 +98,8 @@ def value_of(expr, frame):
                            for n in ast.walk(expr)):
         return None
     try:
-        code = compile(ast.Expression(expr), "<autograd_kit>", "eval")
+        # from text, so that a target such as `x` in `x -= 1` reads as a value
+        code = compile(ast.unparse(expr), "<autograd_kit>", "eval")
         with warnings.catch_warnings():  # e.g. reading a non-leaf's .grad
             warnings.simplefilter("ignore")
             return eval(code, frame.f_globals, frame.f_locals)
@@ -214,30 +215,29 @@ def node_with_saved(roots, reason: str):
     return None, None
 
 
-def _feeds(t, node) -> bool:
-    """Whether tensor ``t`` is (or was, before in-place changes) an input or the
-    output of ``node``: its graph reaches ``node`` or one of its inputs."""
-    targets = {id(node)} | {id(n) for n, _ in access.next_edges(node)}
-    if any(id(n) in targets and access.leaf_variable(n) is t
-           for n, _ in access.next_edges(node)):
+def _feeds(t, node, output: bool) -> bool:
+    """Whether tensor ``t`` is (or was, before in-place changes stacked new
+    nodes on it) an input of ``node`` or, with ``output``, its output."""
+    edges = access.next_edges(node)
+    if not output and any(access.leaf_variable(n) is t for n, _ in edges):
         return True
-    if getattr(t, "grad_fn", None) is None:
-        return False
-    todo, depth = [t.grad_fn], 0
-    while todo and depth < 4:  # a few in-place ops stacked on the saved tensor
+    targets = {id(node)} if output else {id(n) for n, _ in edges}
+    todo = [t.grad_fn] if getattr(t, "grad_fn", None) is not None else []
+    for _ in range(4):  # a few in-place ops stacked on the saved tensor
         if any(id(n) in targets for n in todo):
             return True
         todo = [n for fn in todo for n, _ in access.next_edges(fn)]
-        depth += 1
     return False
 
 
-def changed_tensor(node, found: int, names: dict):
+def changed_tensor(node, saved_name, found: int, names: dict):
     """The user's tensor whose in-place change broke ``node``: at version
-    ``found`` and connected to ``node``.  None unless exactly one fits."""
+    ``found``, and an input of ``node`` (its output when the saved value is
+    ``result``).  None unless exactly one fits."""
+    output = saved_name == "result"
     fits = [v for k, v in (names or {}).items()
             if isinstance(k, str) and not k.startswith("_") and access.engine_name(v)
-            and getattr(v, "_version", None) == found and _feeds(v, node)]
+            and getattr(v, "_version", None) == found and _feeds(v, node, output)]
     unique = {id(v): v for v in fits}
     return next(iter(unique.values())) if len(unique) == 1 else None
 
@@ -286,7 +286,8 @@ def torch_facts(err, names: dict):
                 facts.found, facts.expected = int(versions.group(1)), int(versions.group(2))
             facts.producer = producer.group(1) if producer else None
             if facts.node is not None and facts.found is not None:
-                facts.tensor = changed_tensor(facts.node, facts.found, names)
+                facts.tensor = changed_tensor(facts.node, facts.saved_name, facts.found,
+                                              names)
     return facts
 
 

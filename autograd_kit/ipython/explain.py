@@ -172,7 +172,13 @@ def _saved_modified(err, names) -> Explanation:
     made_by = f" (an output of {err.producer})" if err.producer else ""
     changes = (f"`{a} += 1`, `{a}.mul_(2)`, `{a}[0] = 0`" if a else
                "`+= 1`, `.mul_(2)`, `[0] = 0`")
-    fixes = (f"write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
+    t = err.tensor
+    leaf = t is not None and t.grad_fn is None and t.requires_grad
+    fixes = (f"`{a}` is a leaf that requires grad, so it must keep its values until "
+             "backward() has used them: make the change after backward(), as a training "
+             f"step does (backward first, then update `{a}` under `torch.no_grad()`), or "
+             f"let the forward pass use a copy, `{a}.clone()`." if a and leaf else
+             f"write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
              f"change a copy (`{a}.clone()`), or make the change after backward()." if a
              else "write the change out of place (`y = y * 2` rather than `y *= 2`), change "
                   "a copy made with `.clone()`, or make the change after backward().")
