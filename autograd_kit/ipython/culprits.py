@@ -210,7 +210,8 @@ def node_with_saved(roots, reason: str):
     ("freed" or "modified"), or ``(None, None)``."""
     for node in nodes_below(roots):
         for name in access.saved_names(node):
-            if access.saved_value(node, name) == access.Unavailable(reason):
+            value = access.saved_value(node, name)
+            if isinstance(value, access.Unavailable) and value.reason == reason:
                 return node, name
     return None, None
 

@@ -3,7 +3,8 @@
 Each magic is thin: read the line, evaluate the expression in the notebook's
 namespace, call the library, display the result.  ``%magic?`` shows the usage.
 A bad option or a bad expression gives a one-line ``UsageError`` (the cell
-stops there, without a traceback).
+stops there, without a traceback).  Tensors may come from autograd_kit or from
+PyTorch itself: both engines' graphs are read the same way (:mod:`..viz.access`).
 
 ===============================  ==============================================
 ``%autograd_graph EXPR [opts]``  draw the graph of an expression
