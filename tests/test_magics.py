@@ -196,6 +196,13 @@ def test_cell_magic_that_builds_nothing_says_so(ip):
     assert "built no graph" in stdout
 
 
+def test_cell_that_does_not_parse_gives_one_line(ip):
+    result, stdout, stderr, outputs = run(ip, "%%autograd_graph\nh = inputs * 2\ny = (h *")
+    assert isinstance(result.error_in_exec, UsageError) and outputs == []
+    assert stderr.startswith("UsageError: autograd_graph: SyntaxError in the cell, line 2")
+    assert stderr.count("\n") == 1 and "Traceback" not in stdout + stderr
+
+
 @pytest.mark.parametrize("code, error", [
     ("boom = 1 / 0", ZeroDivisionError),
     ("def f(t):\n    return t.backward()\nf(inputs * weight)",

@@ -89,14 +89,19 @@ def evaluate(shell, source: str, name: str):
         raise UsageError(f"{name}: {type(err).__name__}: {err}") from None
 
 
-def run_cell_body(shell, cell: str):
+def run_cell_body(shell, cell: str, name: str = "autograd_graph"):
     """Run a cell's code in the notebook's namespace, as IPython would; return
     the value of its last line when that line is an expression, else None.
 
+    Code that does not parse gives a one-line ``UsageError`` naming the line.
     Errors in the cell are raised as usual, so the cell fails like any other;
     their traceback starts at the cell's own lines (see :func:`from_the_cell`)."""
     source = shell.transform_cell(cell)
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        raise UsageError(f"{name}: SyntaxError in the cell, line {err.lineno}: "
+                         f"{err.msg}") from None
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
     namespaces = (shell.user_global_ns, shell.user_ns)
