@@ -261,3 +261,15 @@ def test_an_update_inside_a_loop_names_the_leaf(ip):
     plain = flat(outputs[0].data["text/plain"])
     assert "`x` is a leaf tensor" in plain
     assert "`with torch.no_grad(): x -= 0.1 * x.grad`" in plain
+
+
+def test_unloading_removes_the_pytorch_card_and_explanations(ip):
+    ip.run_line_magic("autograd_display", "card")
+    ip.run_line_magic("unload_ext", "autograd_kit")
+    try:
+        data, _ = ip.display_formatter.format(ip.user_ns["x"])
+        assert "text/html" not in data
+        result, _, outputs = run(ip, "x.add_(1)")
+        assert isinstance(result.error_in_exec, RuntimeError) and outputs == []
+    finally:
+        ip.run_line_magic("load_ext", "autograd_kit")
