@@ -199,9 +199,8 @@ def test_step_magic_says_why_a_pytorch_root_cannot_be_stepped(ip, line, words):
         assert word in text
 
 
-@pytest.mark.xfail(strict=True, reason="BackwardStepper learns PyTorch tensors in the "
-                                       "widgets package; remove this mark once it has")
 def test_step_magic_with_the_real_widget_on_pytorch(ip):
+    """Needs a BackwardStepper that replays PyTorch's backward pass."""
     result, text, outputs = run(ip, "%autograd_step (x * w).sum()")
     assert result.success, text
     widget, = outputs

@@ -6,8 +6,8 @@ Loading the extension
   ``%autograd_step``, ``%autograd_explain``, ``%autograd_display``);
 * registers the display hooks of :mod:`.display`: a ``grad_fn`` node shows as a
   picture of the graph below it, and tensors can show as HTML cards;
-* makes autograd_kit's errors show the learner's own frames in tracebacks,
-  and with ``%autograd_explain on`` explains autograd errors (:mod:`.explain`).
+* with ``%autograd_explain on``, explains autograd errors -- autograd_kit's and
+  PyTorch's -- after their traceback (:mod:`.explain`).
 
 ``%unload_ext autograd_kit`` takes all of it away again: the magics, the
 display formatters, the traceback hook and the ``post_run_cell`` event.

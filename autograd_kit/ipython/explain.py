@@ -20,13 +20,13 @@ handling is untouched.  Two hooks:
   in the history.)
 * ``autograd_kit.errors.set_explainer(fn)``, set while the extension is loaded:
   IPython asks an autograd_kit error for ``_render_traceback_()`` and gets
-  :func:`render_traceback`: the stock traceback of the learner's own frames,
-  without the engine's.
+  :func:`render_traceback`: the stock traceback, which starts at the cell's
+  own lines when ``%%autograd_graph`` ran them (an instance of these errors
+  cannot be given its own ``_render_traceback_``, as other errors are).
 """
 from __future__ import annotations
 
 import html
-import os
 import textwrap
 import traceback
 from dataclasses import dataclass, field
@@ -339,19 +339,14 @@ def _namespace() -> dict:
     return shell.user_ns if shell is not None else {}
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def user_traceback(err) -> TracebackType | None:
-    """``err``'s traceback without autograd_kit's own frames and without frames
-    marked ``__tracebackhide__`` (the learner's code only); where a magic ran
-    the code, from the learner's cell on."""
+    """``err``'s traceback as IPython would show it, without the frames marked
+    ``__tracebackhide__`` (IPython's own); where a magic ran the code, from the
+    learner's cell on.  (The engine itself keeps its frames out of the way.)"""
     tb = getattr(err, "_autograd_kit_cell_tb", None) or err.__traceback__
     entries = []
     while tb is not None:
-        frame = tb.tb_frame
-        hidden = frame.f_locals.get("__tracebackhide__", False)  # IPython's own, say
-        if not (hidden or os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)):
+        if not tb.tb_frame.f_locals.get("__tracebackhide__", False):
             entries.append(tb)
         tb = tb.tb_next
     kept = None
@@ -361,8 +356,9 @@ def user_traceback(err) -> TracebackType | None:
 
 
 def render_traceback(err) -> list[str]:
-    """What IPython shows for an autograd_kit error: the stock traceback of the
-    learner's frames.  Never raises (IPython would print a second error)."""
+    """What IPython shows for an autograd_kit error: the stock traceback (from
+    the cell's lines on when a magic ran it).  Never raises (IPython would
+    print a second error instead)."""
     shell = _state["shell"]
     tb = user_traceback(err)
     try:
