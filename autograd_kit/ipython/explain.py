@@ -383,8 +383,9 @@ def after_cell(result) -> None:
 
 
 def install(shell) -> None:
-    """While the extension is loaded, autograd_kit's errors show the learner's
-    frames only (see :func:`render_traceback`)."""
+    """While the extension is loaded, autograd_kit's errors render through
+    :func:`render_traceback` (so a ``%%autograd_graph`` cell's error shows the
+    cell's own lines only)."""
     _state["shell"] = shell
     if hasattr(errors, "set_explainer"):
         errors.set_explainer(render_traceback)
