@@ -124,3 +124,15 @@ def test_unload_removes_the_card(ip):
     assert Tensor not in ip.display_formatter.formatters["text/html"].type_printers
     ip.run_line_magic("load_ext", "autograd_kit")
     assert "text/html" not in fmt(ip, ip.user_ns["leaf"])  # back to the default mode
+
+
+@pytest.mark.parametrize("obj, kind", [(3, "an int"), ([1.0], "a list"),
+                                       (Tensor, "the class Tensor")])
+def test_card_of_something_else_is_a_one_line_type_error(obj, kind):
+    from autograd_kit.ipython import display
+    for make in (display.tensor_card, display.card_rows):
+        with pytest.raises(TypeError) as info:
+            make(obj)
+        message = str(info.value)
+        assert "\n" not in message and kind in message
+        assert message.startswith("the tensor card takes a tensor of autograd_kit or PyTorch")

@@ -196,10 +196,27 @@ def test_cell_magic_that_builds_nothing_says_so(ip):
     assert "built no graph" in stdout
 
 
-def test_error_in_the_cell_makes_the_cell_fail(ip):
-    result, stdout, _, _ = run(ip, "%%autograd_graph\nboom = 1 / 0")
-    assert isinstance(result.error_in_exec, ZeroDivisionError)
-    assert "boom = 1 / 0" in stdout  # the cell's own line is in the traceback
+def test_cell_that_does_not_parse_gives_one_line(ip):
+    result, stdout, stderr, outputs = run(ip, "%%autograd_graph\nh = inputs * 2\ny = (h *")
+    assert isinstance(result.error_in_exec, UsageError) and outputs == []
+    assert stderr.startswith("UsageError: autograd_graph: SyntaxError in the cell, line 2")
+    assert stderr.count("\n") == 1 and "Traceback" not in stdout + stderr
+
+
+@pytest.mark.parametrize("code, error", [
+    ("boom = 1 / 0", ZeroDivisionError),
+    ("def f(t):\n    return t.backward()\nf(inputs * weight)",
+     autograd_kit.errors.NonScalarBackwardError),
+])
+def test_error_in_the_cell_shows_the_users_traceback_alone(ip, code, error):
+    result, stdout, stderr, _ = run(ip, "%%autograd_graph\n" + code)
+    ip.user_ns.pop("f", None)
+    assert isinstance(result.error_in_exec, error)
+    shown = stdout + stderr
+    assert code.splitlines()[-1] in shown  # the cell's own line is in the traceback
+    for magic_frame in ("run_cell_magic", "magics.py", "parsing.py", "_run_and_collect"):
+        assert magic_frame not in shown
+    assert shown.count("Traceback") == 1 and error.__name__ in shown
 
 
 # -- %autograd_step -----------------------------------------------------------------------
@@ -237,6 +254,36 @@ def test_step_without_the_widget_says_so_in_one_line(ip, monkeypatch):
 def test_step_with_a_bad_expression(ip):
     result, _, stderr, _ = run(ip, "%autograd_step nope")
     assert stderr.startswith("UsageError: autograd_step: NameError")
+
+
+@pytest.mark.parametrize("line, words", [
+    ("inputs", ["inputs is a leaf", "no grad_fn", "nothing"]),
+    ("inputs * weight", ["shape (2,)", "single number", "--gradient", "gradient="]),
+    ("torch.ones(2).sum()", ["no grad_fn", "does not require grad"]),
+    ("3", ["autograd_step takes a tensor of autograd_kit or PyTorch", "given an int"]),
+    ("[loss]", ["given a list"]),
+])
+def test_step_says_why_it_cannot_show_a_root(ip, monkeypatch, line, words):
+    from autograd_kit import widgets
+    monkeypatch.setattr(widgets, "BackwardStepper", FakeStepper, raising=False)
+    result, stdout, stderr, outputs = run(ip, f"%autograd_step {line}")
+    assert isinstance(result.error_in_exec, UsageError) and outputs == []
+    assert stderr.count("\n") == 1 and "Traceback" not in stdout + stderr
+    assert "cannot show this root" not in stderr
+    for word in words:
+        assert word in stderr
+
+
+def test_step_reports_the_widgets_own_problem_in_words(ip, monkeypatch):
+    from autograd_kit import widgets
+
+    class Troubled(FakeStepper):
+        problem = "the graph was already freed"
+
+    monkeypatch.setattr(widgets, "BackwardStepper", Troubled, raising=False)
+    result, _, stderr, _ = run(ip, "%autograd_step loss")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "cannot step through loss: the graph was already freed" in stderr
 
 
 @pytest.mark.skipif(not hasattr(__import__("autograd_kit.widgets").widgets,
@@ -314,7 +361,9 @@ def test_notebook_runs_with_the_extension(tmp_path):
     assert error.ename == "ModifiedSavedTensorError"
     assert "modified by an inplace operation" in error.evalue
     traceback = ANSI.sub("", "\n".join(error.traceback))
-    assert "autograd_kit explains" in traceback and "version 1" in traceback
-    pictures = [o for o in out[6] if o.output_type == "display_data"]
-    assert len(pictures) == 1 and "MulBackward0" in pictures[0].data["text/plain"]
+    assert "autograd_kit explains" not in traceback and "version 1" in traceback
+    shown = [o for o in out[6] if o.output_type == "display_data"]
+    assert len(shown) == 1 and "MulBackward0" in shown[0].data["text/plain"]
+    assert "autograd_kit explains" in shown[0].data["text/plain"]
+    assert "<code>" in shown[0].data["text/html"]
     assert out[7][0].text == "still running\n"

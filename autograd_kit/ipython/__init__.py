@@ -5,11 +5,12 @@ Loading the extension
 * adds the magics of :mod:`.magics` (``%autograd_graph``, ``%%autograd_graph``,
   ``%autograd_step``, ``%autograd_explain``, ``%autograd_display``);
 * registers the display hooks of :mod:`.display`: a ``grad_fn`` node shows as a
-  picture of the graph below it, and tensors can show as HTML cards.
+  picture of the graph below it, and tensors can show as HTML cards;
+* with ``%autograd_explain on``, explains autograd errors -- autograd_kit's and
+  PyTorch's -- after their traceback (:mod:`.explain`).
 
 ``%unload_ext autograd_kit`` takes all of it away again: the magics, the
-display formatters and the error explanations of :mod:`.explain` (with their
-``post_run_cell`` event).
+display formatters, the traceback hook and the ``post_run_cell`` event.
 
 This package is imported only by ``load_ipython_extension``, so ``import
 autograd_kit`` never needs IPython.
@@ -26,11 +27,12 @@ def load(ip) -> None:
     """Register the magics and display hooks with the IPython shell ``ip``."""
     ip.register_magics(AutogradMagics(ip))
     display.install(ip)
+    explain.install(ip)
 
 
 def unload(ip) -> None:
     """Undo :func:`load`: remove the magics, formatters and event callbacks."""
-    explain.disable(ip)
+    explain.uninstall(ip)
     display.uninstall(ip)
     for kind, names in AutogradMagics.magics.items():
         table = ip.magics_manager.magics[kind]

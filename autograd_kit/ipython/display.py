@@ -9,7 +9,9 @@
 * a tensor keeps PyTorch's text.  ``%autograd_display card`` adds a small HTML
   card (value, shape, dtype, leaf / requires_grad / grad_fn, grad) and
   ``%autograd_display text`` removes it.  The text stays in every output, so
-  stored notebooks compare the same either way.
+  stored notebooks compare the same either way.  Real PyTorch tensors get the
+  card too: it is registered for ``torch.Tensor`` by name, so PyTorch is
+  never imported here.
 
 Variable names come from the notebook's namespace; everything written into
 HTML is escaped.
@@ -20,8 +22,10 @@ import html
 
 from ..graph import Node
 from ..tensor import Tensor
+from ..viz import access
 
 MODES = ("text", "card")
+TORCH_TENSOR = "torch.Tensor"  # IPython looks this class up only once torch is imported
 NODE_PICTURE_MAX = 40  # boxes shown for a node's picture before long chains fold
 
 _state = {"mode": "text", "shell": None, "saved": {}}
@@ -58,22 +62,26 @@ def node_svg(node) -> str | None:
 
 # -- tensors ---------------------------------------------------------------------
 def _grad_text(t) -> str:
-    if t.grad_fn is not None and not t.retains_grad:
+    if t.grad_fn is not None and not getattr(t, "retains_grad", False):
         return "None (not a leaf: call retain_grad() to keep it)"
-    return repr(t._grad) if t._grad is not None else "None"
+    grad = access.grad_of(t)
+    return repr(grad) if grad is not None else "None"
 
 
 def card_rows(t) -> list[tuple[str, str]]:
-    """The facts shown in a tensor's card, as ``(label, text)`` pairs."""
+    """The facts shown in a tensor's card, as ``(label, text)`` pairs (a tensor of
+    autograd_kit or of PyTorch; anything else gets a one-line TypeError)."""
+    access.require_tensor(t, "the tensor card")
     fn = t.grad_fn
     return [("shape", repr(t.shape)), ("dtype", repr(t.dtype)), ("device", str(t.device)),
             ("is_leaf", str(t.is_leaf)), ("requires_grad", str(t.requires_grad)),
-            ("grad_fn", f"<{fn.name()}>" if fn is not None else "None"),
+            ("grad_fn", f"<{access.node_name(fn)}>" if fn is not None else "None"),
             ("grad", _grad_text(t))]
 
 
 def tensor_card(t) -> str:
     """A compact HTML card for tensor ``t`` (every piece of text escaped)."""
+    access.require_tensor(t, "the tensor card")
     esc = html.escape
     name = name_of(t, _namespace())
     title = f"<b>{esc(name)}</b> " if name else ""
@@ -90,7 +98,9 @@ def tensor_card(t) -> str:
 
 # -- registering ------------------------------------------------------------------
 def _register(shell, mime: str, cls, func) -> None:
-    """Register ``func`` and remember what it replaced, to put it back later."""
+    """Register ``func`` and remember what it replaced, to put it back later.
+    ``cls`` is a class or a ``"module.Class"`` name (IPython then finds the
+    class when the first instance is shown)."""
     old = shell.display_formatter.formatters[mime].for_type(cls, func)
     _state["saved"].setdefault((mime, cls), old)
 
@@ -116,8 +126,10 @@ def set_mode(mode: str) -> None:
         return
     if mode == "card":
         _register(shell, "text/html", Tensor, tensor_card)
+        _register(shell, "text/html", TORCH_TENSOR, tensor_card)
     else:
         _unregister(shell, "text/html", Tensor)
+        _unregister(shell, "text/html", TORCH_TENSOR)
 
 
 def get_mode() -> str:

@@ -2,21 +2,27 @@
 
 PyTorch's autograd errors are exact but terse: *"one of the variables needed
 for gradient computation has been modified by an inplace operation"* -- which
-variable?  Why does it matter?  With the switch on, an autograd_kit error
-shows a few plain sentences (what happened, why autograd cares, how to fix
-it) above its usual traceback, and after the cell a picture of the graph with
-the culprit outlined in red.
+variable?  Why does it matter?  With the switch on, a cell that ends in an
+autograd error -- autograd_kit's or real PyTorch's -- shows, below its usual
+traceback, a few plain sentences (what happened, why autograd cares, how to
+fix it) and a picture of the graph with the culprit outlined in red.
 
 Nothing here catches the error: the cell still fails, a notebook run still
-stops there, and other extensions' error handling is untouched.  Two hooks:
+stops there, the error keeps its own message, and other extensions' error
+handling is untouched.  Two hooks:
 
-* ``autograd_kit.errors.set_explainer(fn)``: IPython asks an exception for
-  ``_render_traceback_()``, and autograd errors answer with ``fn(error)``:
-  the explanation, then the stock traceback;
-* a ``post_run_cell`` event that displays the picture when the cell ended in
-  an autograd error.  (IPython renders a traceback more than once -- to show
-  it and to store it in the history -- so the rendering hook itself must not
-  display anything.)
+* a ``post_run_cell`` event that displays the explanation when the cell ended
+  in an autograd error.  The facts come from the error itself for
+  autograd_kit (``err.tensor``, ``err.node``); PyTorch's errors are plain
+  ``RuntimeError``, so :mod:`.culprits` reads them back from the message, the
+  line that failed and the graph.  (The event, not the traceback, shows it:
+  IPython renders a traceback more than once -- to show it and to store it
+  in the history.)
+* ``autograd_kit.errors.set_explainer(fn)``, set while the extension is loaded:
+  IPython asks an autograd_kit error for ``_render_traceback_()`` and gets
+  :func:`render_traceback`: the stock traceback, which starts at the cell's
+  own lines when ``%%autograd_graph`` ran them (an instance of these errors
+  cannot be given its own ``_render_traceback_``, as other errors are).
 """
 from __future__ import annotations
 
@@ -24,18 +30,31 @@ import html
 import textwrap
 import traceback
 from dataclasses import dataclass, field
+from types import TracebackType
 
 from .. import errors
+from . import culprits
 from .display import name_of
 
 WIDTH = 88
+HEADER = "autograd_kit explains (%autograd_explain off to hide this):"
 _state = {"shell": None, "on": False}
+
+
+def rich(text: str) -> str:
+    """HTML for a sentence: `code` between backticks as <code>, the rest escaped."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an odd backtick: show the text as it is
+        return html.escape(text)
+    return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p)
+                   for i, p in enumerate(parts))
 
 
 @dataclass
 class Explanation:
     """What went wrong, in words, and what to draw: the graph below ``root``,
-    with ``culprit`` (a tensor or node) outlined."""
+    with ``culprit`` (a tensor or node) outlined.  Shown once, after the cell:
+    as HTML in a notebook (text and picture), as plain text in a terminal."""
 
     title: str
     paragraphs: list[str]
@@ -45,16 +64,20 @@ class Explanation:
     show_saved: bool = False
     names: dict = field(default_factory=dict, repr=False)
 
-    def lines(self) -> list[str]:
-        """The explanation as plain-text lines, for the traceback."""
-        out = ["autograd_kit explains (%autograd_explain off to hide this):", ""]
+    @property
+    def caption(self) -> str:
+        return f"[the graph below: {self.culprit_name} outlined in red]"
+
+    def text(self) -> str:
+        """The explanation as plain text (backticks kept)."""
+        out = [HEADER, ""]
         for text in [self.title, *self.paragraphs]:
             out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="  ",
                                  break_on_hyphens=False, break_long_words=False)
             out.append("")
         if self.root is not None:
-            out += [f"  The graph is drawn below, {self.culprit_name} outlined in red.", ""]
-        return out
+            out.append("  " + self.caption)
+        return "\n".join(out).rstrip()
 
     def picture(self):
         """The graph as a :class:`autograd_kit.viz.Graph`, culprit highlighted."""
@@ -62,17 +85,22 @@ class Explanation:
         return make_dot(self.root, names=self.names, show_saved=self.show_saved,
                         highlight=self.culprit, max_nodes=40)
 
+    def html(self, svg: str = "") -> str:
+        body = "".join(f"<p style='margin:4px 0'>{rich(p)}</p>" for p in self.paragraphs)
+        return ("<div class='autograd-kit-explain' style='border-left:3px solid #d62728;"
+                "padding:2px 8px;margin:4px 0'>"
+                f"<p style='margin:4px 0'><b>{rich(self.title)}</b></p>{body}{svg}</div>")
+
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        caption = f"[graph of the error above: {self.culprit_name} outlined in red]"
-        try:
-            svg = self.picture().svg()
-        except Exception as err:  # no renderer: say so, the text is in the traceback
-            return {"text/plain": f"{caption}\n{err}"}
-        esc = html.escape
-        body = "".join(f"<p style='margin:4px 0'>{esc(p)}</p>" for p in self.paragraphs)
-        return {"text/plain": caption,
-                "text/html": (f"<div class='autograd-kit-explain'><b>{esc(self.title)}</b>"
-                              f"{body}{svg}</div>")}
+        svg, note = "", ""
+        if self.root is not None:
+            try:
+                svg = self.picture().svg()
+            except Exception as err:  # no renderer: the words still help
+                note = f"(no picture: {err})"
+        text = self.text() + (f"\n  {note}" if note else "")
+        extra = f"<p style='margin:4px 0;opacity:.7'>{html.escape(note)}</p>" if note else ""
+        return {"text/plain": text, "text/html": self.html(svg + extra)}
 
 
 # -- one explainer per kind of error -----------------------------------------------
@@ -83,28 +111,39 @@ def _called(t, names, default: str) -> str:
 
 
 def _node_name(node) -> str:
-    return node.name().rsplit("::", 1)[-1] if node is not None else "a node"
+    from ..viz import access
+    return access.node_name(node) if node is not None else "a node"
 
 
 def _leaf_inplace(err, names) -> Explanation:
     t = err.tensor
-    base = t._base[0] if err.view and t is not None and t._base is not None else t
+    base = t._base if err.view and t is not None and t._base is not None else t
+    base = base[0] if isinstance(base, tuple) else base  # autograd_kit keeps (base, offset)
     leaf = name_of(base, names) if base is not None else None
     x = leaf or "x"
     what = f"`{leaf}`, a leaf tensor" if leaf else "a leaf tensor"
+    tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
+    update = culprits.failing_line(tb) if leaf else None  # `bias -= 0.1 * bias.grad`
+    update = update if update and "`" not in update else f"{x} += 1"
     title = (f"{_called(t, names, 'This tensor')} is a view of {what} that requires grad, "
              "so it can't be changed in place." if err.view else
              f"{_called(t, names, 'This tensor')} is a leaf tensor that requires grad, so "
              "it can't be changed in place.")
     return Explanation(
         title,
-        [f"A leaf is a tensor you made yourself with requires_grad=True; backward() puts "
-         f"the gradient with respect to it into `{x}.grad`. Changing it in place "
-         f"(`{x} += 1`, `{x}.add_(1)`, `{x}[0] = 0`) while autograd is recording would "
-         "overwrite the very value that gradient is about, so autograd refuses. A view "
-         f"(`{x}[0]`, `{x}.view(...)`) shares the leaf's memory, so the same holds for it.",
-         "Fix: to update a parameter, as an optimizer does, do it inside "
-         f"`with torch.no_grad():`; otherwise compute a new tensor: `{x} = {x} + 1`."],
+        [f"A leaf is a tensor you made yourself with requires_grad=True. Its gradient "
+         f"arrives through its AccumulateGrad node, which adds it into `{x}.grad`. To "
+         f"record an in-place change (`{x} += 1`, `{x}.add_(1)`, `{x}[0] = 0`), autograd "
+         f"would have to give `{x}` a grad_fn for that operation: `{x}` would stop being "
+         "a leaf, its AccumulateGrad would be lost, and no gradient would reach "
+         f"`{x}.grad` any more. So the change is refused, even for a fresh tensor that "
+         f"no computation has used yet. A view (`{x}[0]`, `{x}.view(...)`) shares the "
+         "leaf's memory: changing it in place changes the leaf, so it is refused too.",
+         "Fix: to update a parameter, as an optimizer does, switch recording off: "
+         f"`with torch.no_grad(): {update}` (`{x}` stays a leaf and keeps receiving "
+         f"gradients). To work on a changed version, start from a copy: "
+         f"`y = {x}.clone()`; the copy is not a leaf, may be changed in place, and "
+         f"gradients still flow back through it to `{x}`."],
         root=t, culprit=t, culprit_name=_called(t, names, "the tensor"), names=names)
 
 
@@ -117,9 +156,10 @@ def _name_by_memory(t, names) -> str | None:
     found = name_of(t, names)
     if found:
         return found
+    data = getattr(t, "_data", None)
     for key, value in (names or {}).items():
         if isinstance(key, str) and not key.startswith("_") and isinstance(value, Tensor) \
-                and value._data is t._data:
+                and data is not None and value._data is data:
             return key
     return None
 
@@ -127,11 +167,18 @@ def _name_by_memory(t, names) -> str | None:
 def _saved_modified(err, names) -> Explanation:
     node, name = err.node, _node_name(err.node)
     a = _name_by_memory(err.tensor, names)
-    what = f"`{a}`" if a else f"the value it saved as `{err.saved_name}`"
+    what = (f"`{a}`" if a else f"the value it saved as `{err.saved_name}`"
+            if err.saved_name else "a value it saved")
     made_by = f" (an output of {err.producer})" if err.producer else ""
     changes = (f"`{a} += 1`, `{a}.mul_(2)`, `{a}[0] = 0`" if a else
                "`+= 1`, `.mul_(2)`, `[0] = 0`")
-    fixes = (f"write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
+    t = err.tensor
+    leaf = t is not None and t.grad_fn is None and t.requires_grad
+    fixes = (f"`{a}` is a leaf that requires grad, so it must keep its values until "
+             "backward() has used them: make the change after backward(), as a training "
+             f"step does (backward first, then update `{a}` under `torch.no_grad()`), or "
+             f"let the forward pass use a copy, `{a}.clone()`." if a and leaf else
+             f"write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
              f"change a copy (`{a}.clone()`), or make the change after backward()." if a
              else "write the change out of place (`y = y * 2` rather than `y *= 2`), change "
                   "a copy made with `.clone()`, or make the change after backward().")
@@ -143,7 +190,10 @@ def _saved_modified(err, names) -> Explanation:
          f"is now at version {err.found}. Every in-place change adds 1 to a tensor's "
          "`._version`; backward compares the two numbers so that it never computes a "
          "gradient from values that are gone.",
-         "Fix: " + fixes],
+         "Fix: " + fixes,
+         "To find the change in a longer program, run it with "
+         "`torch.autograd.set_detect_anomaly(True)`: when backward then fails, a warning "
+         f"also shows the forward line that created {name}."],
         root=node, culprit=node, culprit_name=name, show_saved=True, names=names)
 
 
@@ -175,18 +225,70 @@ def _non_scalar(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=who, names=names)
 
 
+def _gradient_origin(t, names, err):
+    """How ``t`` came to be a gradient without a graph, as ``(what it is, the
+    fix)``, found in the namespace (``t is x.grad``) or in the code that ran
+    (``g, = torch.autograd.grad(y, x)``); None when neither shows it."""
+    owner = culprits.gradient_owner(t, names)
+    if owner:
+        return (f"`{owner}.grad`",
+                "call the backward() that filled it with `create_graph=True` (e.g. "
+                f"`loss.backward(create_graph=True)`); then `{owner}.grad` has a grad_fn. "
+                "(`torch.autograd.grad(loss, " + owner + ", create_graph=True)` does the "
+                "same without touching `.grad`.)")
+    name = name_of(t, names)
+    if not name:
+        return None
+    sources, cell = [], None
+    tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
+    entry = culprits.user_frame(tb)
+    if entry is not None:
+        _, cell = culprits.failing_statement(entry)
+        sources.append((cell, entry.tb_lineno))
+    shell = _state["shell"]
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", [])
+    sources += [(code, None) for code in reversed(history[-50:]) if code != cell]
+    call = culprits.assigned_from_grad(name, sources)
+    if not call:
+        return None
+    fixed = call[:-1].rstrip().rstrip(",") + ", create_graph=True)"
+    return (f"`{name}`, returned by `{call}`,",
+            f"ask for that record in the first call: `{fixed}`; then `{name}` has a "
+            f"grad_fn and `{name}.backward()` works.")
+
+
 def _no_grad_fn(err, names) -> Explanation:
     t = err.tensor
+    if t is None or not (name_of(t, names) or culprits.gradient_owner(t, names)):
+        # `x.grad.sum().backward()`: the tensor named on the line says more
+        tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
+        t = next(iter(culprits.line_tensors(tb, culprits.no_graph)), t)
     who = _called(t, names, "This tensor")
+    origin = _gradient_origin(t, names, err) if t is not None else None
+    if origin:
+        what, fix = origin
+        return Explanation(
+            f"{what[0].upper() + what[1:]} is a gradient computed without a graph of its "
+            "own, so backward() has nothing to go through.",
+            ["Gradients come back as plain numbers unless you ask autograd to record how "
+             "they were computed: by default a gradient has no grad_fn and does not "
+             "require grad. Differentiating it again (a second derivative, a gradient "
+             "penalty) needs that record, and `create_graph=True` is how to ask for it.",
+             f"Fix: {fix} Marking the gradient with `requires_grad=True` would not help: "
+             "it would start a new graph with no connection to the inputs."],
+            root=t, culprit=t, culprit_name=_called(t, names, "the gradient"), names=names)
     return Explanation(
         f"{who} has no grad_fn and does not require grad: there is no graph behind it "
         "for backward() to go through.",
         ["A tensor gets a grad_fn only when it is computed, with grad mode on, from "
          "tensors that require grad. Usual causes: the inputs were made without "
          "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-         "`.detach()`, `.data` or `.item()` cut the graph.",
+         "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
+         "`torch.autograd.grad` is such a tensor too, unless that call had "
+         "`create_graph=True`.",
          "Fix: create the inputs with `requires_grad=True` (or call `x.requires_grad_()`) "
-         "before computing from them."],
+         "before computing from them; for a gradient of a gradient, pass "
+         "`create_graph=True` to the first `grad` call."],
         root=t, culprit=t, culprit_name=_called(t, names, "the tensor"), names=names)
 
 
@@ -206,16 +308,29 @@ EXPLAINERS = {"leaf_inplace": _leaf_inplace, "saved_modified": _saved_modified,
               "no_grad_fn": _no_grad_fn, "grad_shape": _grad_shape}
 
 
-def explain(err, names=None) -> Explanation:
-    """The explanation of an autograd error; ``names`` (a namespace) names tensors."""
+def facts(err, names):
+    """The facts of an autograd error: autograd_kit's error itself, or for a
+    PyTorch error what :func:`.culprits.torch_facts` finds; None for others."""
+    if isinstance(err, errors.AutogradError):
+        return err
+    return culprits.torch_facts(err, names)
+
+
+def explain(err, names=None) -> Explanation | None:
+    """The explanation of an autograd error (autograd_kit's or PyTorch's), or
+    None for an error that is not explained here.  ``names`` (a namespace)
+    names the tensors."""
     names = names if names is not None else _namespace()
-    explainer = EXPLAINERS.get(getattr(err, "kind", ""))
+    found = facts(err, names)
+    if found is None:
+        return None
+    explainer = EXPLAINERS.get(getattr(found, "kind", ""))
     if explainer is not None:
         try:
-            return explainer(err, names)
-        except Exception:  # a detail missing from the error: fall back to its message
+            return explainer(found, names)
+        except Exception:  # a detail missing from the error: explain nothing
             pass
-    return Explanation(str(err).split(". ")[0] + ".", [], names=names)
+    return None
 
 
 # -- the hooks ------------------------------------------------------------------------
@@ -224,57 +339,82 @@ def _namespace() -> dict:
     return shell.user_ns if shell is not None else {}
 
 
+def user_traceback(err) -> TracebackType | None:
+    """``err``'s traceback as IPython would show it, without the frames marked
+    ``__tracebackhide__`` (IPython's own); where a magic ran the code, from the
+    learner's cell on.  (The engine itself keeps its frames out of the way.)"""
+    tb = getattr(err, "_autograd_kit_cell_tb", None) or err.__traceback__
+    entries = []
+    while tb is not None:
+        if not tb.tb_frame.f_locals.get("__tracebackhide__", False):
+            entries.append(tb)
+        tb = tb.tb_next
+    kept = None
+    for entry in reversed(entries):
+        kept = TracebackType(kept, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return kept
+
+
 def render_traceback(err) -> list[str]:
-    """What IPython shows for an autograd error: the explanation, then the stock
-    traceback.  Never raises (IPython would print a second error instead)."""
-    try:  # one entry: IPython joins entries with "\n" or "" depending on %xmode
-        head = ["\n".join(explain(err).lines())]
-    except Exception:
-        head = []
+    """What IPython shows for an autograd_kit error: the stock traceback (from
+    the cell's lines on when a magic ran it).  Never raises (IPython would
+    print a second error instead)."""
     shell = _state["shell"]
+    tb = user_traceback(err)
     try:
-        stock = shell.InteractiveTB.structured_traceback(type(err), err, err.__traceback__)
+        return list(shell.InteractiveTB.structured_traceback(type(err), err, tb,
+                                                             tb_offset=0))
     except Exception:
-        stock = traceback.format_exception(type(err), err, err.__traceback__)
-    return head + list(stock)
+        return traceback.format_exception(type(err), err, tb)
 
 
 def after_cell(result) -> None:
-    """``post_run_cell`` event: draw the graph of the error the cell ended with."""
+    """``post_run_cell`` event: explain the autograd error the cell ended with."""
     err = getattr(result, "error_in_exec", None)
-    if not (_state["on"] and isinstance(err, errors.AutogradError)):
+    if not (_state["on"] and isinstance(err, RuntimeError)):
         return
     try:
         exp = explain(err)
-        if exp.root is not None:
+        if exp is not None:
             from IPython.display import display
             display(exp)
     except Exception:  # never turn an explained error into a second one
         pass
 
 
+def install(shell) -> None:
+    """While the extension is loaded, autograd_kit's errors render through
+    :func:`render_traceback` (so a ``%%autograd_graph`` cell's error shows the
+    cell's own lines only)."""
+    _state["shell"] = shell
+    if hasattr(errors, "set_explainer"):
+        errors.set_explainer(render_traceback)
+
+
 def enable(shell) -> None:
     """Turn explanations on for ``shell``."""
-    if not hasattr(errors, "set_explainer"):
-        from IPython.core.error import UsageError
-        raise UsageError("autograd_explain: autograd_kit.errors has no set_explainer hook")
-    _state["shell"] = shell
-    errors.set_explainer(render_traceback)
+    install(shell)
     if not _state["on"]:
         shell.events.register("post_run_cell", after_cell)
     _state["on"] = True
 
 
 def disable(shell) -> None:
-    """Turn explanations off: IPython's usual tracebacks again."""
-    if hasattr(errors, "set_explainer"):
-        errors.set_explainer(None)
+    """Turn explanations off: the tracebacks alone again."""
     if _state["on"]:
         try:
             shell.events.unregister("post_run_cell", after_cell)
         except ValueError:
             pass
     _state["on"] = False
+
+
+def uninstall(shell) -> None:
+    """Undo :func:`install` and :func:`enable`: IPython's usual tracebacks."""
+    disable(shell)
+    if hasattr(errors, "set_explainer"):
+        errors.set_explainer(None)
+    _state["shell"] = None
 
 
 def is_on() -> bool:

@@ -3,7 +3,8 @@
 Each magic is thin: read the line, evaluate the expression in the notebook's
 namespace, call the library, display the result.  ``%magic?`` shows the usage.
 A bad option or a bad expression gives a one-line ``UsageError`` (the cell
-stops there, without a traceback).
+stops there, without a traceback).  Tensors may come from autograd_kit or from
+PyTorch itself: both engines' graphs are read the same way (:mod:`..viz.access`).
 
 ===============================  ==============================================
 ``%autograd_graph EXPR [opts]``  draw the graph of an expression
@@ -36,11 +37,29 @@ def _drawable(value) -> bool:
 
 
 def _new_graph_tensors(before: dict, namespace: dict) -> list:
-    """Tensors with a grad_fn bound to a public name that is new or rebound."""
-    from ..tensor import Tensor
+    """Tensors (of either engine) with a grad_fn bound to a public name that is
+    new or rebound."""
+    from ..viz import access
     return [v for k, v in namespace.items()
-            if isinstance(k, str) and not k.startswith("_") and isinstance(v, Tensor)
+            if isinstance(k, str) and not k.startswith("_") and access.engine_name(v)
             and v.grad_fn is not None and before.get(k, None) is not v]
+
+
+def _why_not_steppable(root, expression: str, gradient) -> str | None:
+    """Why backward() can't be stepped through from ``root``, in words; None if it can."""
+    if root.grad_fn is None:
+        if root.requires_grad:
+            return (f"{expression} is a leaf: it has no grad_fn, so there is nothing "
+                    "to step through (backward() would only add to its .grad); step "
+                    "through a tensor computed from it, such as a loss")
+        return (f"{expression} has no grad_fn and does not require grad: no graph leads "
+                "to it, so there is nothing to step through")
+    if gradient is None and root.numel() != 1:
+        return (f"{expression} has shape {tuple(root.shape)}, not a single number: "
+                "backward() needs a starting gradient for it (its gradient= argument); "
+                f"pass --gradient, e.g. --gradient torch.ones_like({expression}), or step "
+                f"through ({expression}).sum()")
+    return None
 
 
 @magics_class
@@ -72,7 +91,9 @@ class AutogradMagics(Magics):
         every tensor with a grad_fn that the cell bound to a name.  An
         expression on the ``%%`` line is drawn instead (``%%autograd_graph loss``).
 
-        Options go after the expression (or before it)."""
+        Options go after the expression (or before it).  Tensors of autograd_kit
+        and of PyTorch are both drawn.  If the cell's code fails, its error shows
+        with the cell's own lines only."""
         args = parse(self.autograd_graph, line, "autograd_graph")
         if args.max_nodes is not None and args.max_nodes < 1:
             raise UsageError("autograd_graph: --max-nodes must be at least 1")
@@ -103,7 +124,9 @@ class AutogradMagics(Magics):
         if _drawable(value):
             return value
         found = _new_graph_tensors(before, self.shell.user_ns)
-        return (found[0] if len(found) == 1 else found) or None
+        if not found:
+            return None
+        return found[0] if len(found) == 1 else found
 
     @magic_arguments()
     @argument("expression", nargs="*", help="the tensor to call backward() on, e.g. loss")
@@ -119,25 +142,42 @@ class AutogradMagics(Magics):
         the backward pass node by node: the gradient arriving at each node, the
         gradients it sends on, the leaves' ``.grad`` filling up.
         ``--gradient EXPR`` starts from a given gradient (needed when the output
-        is not a single number); ``--retain-graph`` keeps the graph usable."""
+        is not a single number); ``--retain-graph`` keeps the graph usable.
+        Works on autograd_kit's tensors and on PyTorch's.  A root that can't be
+        stepped through (a leaf; a non-scalar without ``--gradient``) gets one
+        line saying why."""
         args = parse(self.autograd_step, line, "autograd_step")
         if not args.expression:
             raise UsageError("autograd_step: give an expression, e.g. %autograd_step loss")
         root = evaluate(self.shell, args.expression, "autograd_step")
         from ..viz import access
-        if isinstance(root, type) or not access.is_tensor(root):
-            raise UsageError(f"autograd_step: expected a tensor, but {args.expression} "
-                             f"is of type {type(root).__name__}")
+        try:
+            access.require_tensor(root, "autograd_step")
+        except TypeError as err:
+            raise UsageError(str(err)) from None
         gradient = None
         if args.gradient:
             gradient = evaluate(self.shell, " ".join(args.gradient), "autograd_step")
+        reason = _why_not_steppable(root, args.expression, gradient)
+        if reason:
+            raise UsageError(f"autograd_step: {reason}.")
         try:
             from ..widgets import BackwardStepper
         except ImportError as err:
             raise UsageError("autograd_step: the step-by-step widget is not available "
                              f"({err}); it needs ipywidgets 8") from None
-        display(BackwardStepper(root, gradient=gradient, retain_graph=args.retain_graph,
-                                names=self.shell.user_ns))
+        try:
+            stepper = BackwardStepper(root, gradient=gradient,
+                                      retain_graph=args.retain_graph,
+                                      names=self.shell.user_ns)
+        except Exception as err:  # one line, not the widget's insides
+            raise UsageError(f"autograd_step: the stepper could not open "
+                             f"{args.expression}: {type(err).__name__}: {err}") from None
+        problem = getattr(stepper, "problem", None)
+        if problem is not None:  # the widget would only say "cannot show this root"
+            raise UsageError(f"autograd_step: cannot step through {args.expression}: "
+                             f"{problem}")
+        display(stepper)
 
     @magic_arguments()
     @argument("state", nargs="?", choices=["on", "off"],
@@ -148,11 +188,11 @@ class AutogradMagics(Magics):
 
         An autograd error (a leaf changed in place, a saved tensor changed in
         place, a graph used twice, backward() on a non-scalar or on a tensor
-        without grad_fn) then shows a few plain sentences -- what went wrong,
-        why, how to fix it -- above its usual traceback, and after the cell a
-        picture of the graph with the culprit outlined in red.  The error is
-        still raised: the cell fails as before.  Without an argument, says
-        whether it is on."""
+        without grad_fn) -- autograd_kit's or real PyTorch's -- then shows,
+        after its usual traceback, a few plain sentences (what went wrong, why,
+        how to fix it) and a picture of the graph with the culprit outlined in
+        red.  The error is still raised: the cell fails as before.  Without an
+        argument, says whether it is on."""
         args = parse(self.autograd_explain, line, "autograd_explain", expression=False)
         if args.state is None:
             print(f"autograd_explain is {'on' if explain.is_on() else 'off'}")

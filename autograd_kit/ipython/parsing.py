@@ -89,19 +89,55 @@ def evaluate(shell, source: str, name: str):
         raise UsageError(f"{name}: {type(err).__name__}: {err}") from None
 
 
-def run_cell_body(shell, cell: str):
+def run_cell_body(shell, cell: str, name: str = "autograd_graph"):
     """Run a cell's code in the notebook's namespace, as IPython would; return
     the value of its last line when that line is an expression, else None.
 
-    Errors in the cell are raised as usual (with the cell's lines in the
-    traceback), so the cell fails like any other."""
+    Code that does not parse gives a one-line ``UsageError`` naming the line.
+    Errors in the cell are raised as usual, so the cell fails like any other;
+    their traceback starts at the cell's own lines (see :func:`from_the_cell`)."""
     source = shell.transform_cell(cell)
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        raise UsageError(f"{name}: SyntaxError in the cell, line {err.lineno}: "
+                         f"{err.msg}") from None
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
     namespaces = (shell.user_global_ns, shell.user_ns)
-    exec(compile(tree, filename, "exec"), *namespaces)
-    if last is None:
-        return None
-    expression = ast.Expression(last.value)
-    return eval(compile(expression, filename, "eval"), *namespaces)
+    try:
+        exec(compile(tree, filename, "exec"), *namespaces)
+        if last is None:
+            return None
+        expression = ast.Expression(last.value)
+        return eval(compile(expression, filename, "eval"), *namespaces)
+    except Exception as err:
+        from_the_cell(shell, err, filename)
+        raise
+
+
+def from_the_cell(shell, err: BaseException, filename: str) -> None:
+    """Make IPython show ``err``'s traceback from the cell's code on, without
+    the frames of the magic that ran it.
+
+    The traceback entries before the cell's first frame are cut off by giving
+    the error a ``_render_traceback_`` (what IPython asks an error for first).
+    autograd_kit's errors define that hook themselves; they keep the cut
+    traceback as ``_autograd_kit_cell_tb`` for it."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    if tb is None:
+        return
+    try:
+        err._autograd_kit_cell_tb = tb
+    except AttributeError:  # an error type without attributes: leave it as it is
+        return
+
+    def render():
+        return shell.InteractiveTB.structured_traceback(type(err), err, tb, tb_offset=0)
+
+    try:
+        err._render_traceback_ = render
+    except AttributeError:  # the hook is a property (autograd_kit's errors)
+        pass

@@ -1,0 +1,274 @@
+"""The magics, the explainer and the tensor card on real PyTorch tensors.
+
+Learners' notebooks mostly use PyTorch itself, so ``%load_ext autograd_kit``
+must work there too: PyTorch's own autograd errors explained (their message
+kept, the culprit outlined in the graph), PyTorch's graphs drawn and stepped
+through, PyTorch's tensors shown as cards.  Skipped where PyTorch is not
+installed.
+"""
+import re
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+torch = pytest.importorskip("torch")
+
+from autograd_kit.ipython import display, explain  # noqa: E402
+from shell_support import ANSI, CAN_RENDER, close_shell, make_shell  # noqa: E402
+
+SETUP = ("import torch\n"
+         "x = torch.tensor([1., 2.], requires_grad=True)\n"
+         "w = torch.tensor([3., 4.], requires_grad=True)\n")
+NAMES = ("x", "w", "a", "b", "g", "v", "y", "z", "loss", "f", "h", "total", "torch")
+
+
+@pytest.fixture
+def ip():
+    shell = make_shell()
+    shell.run_line_magic("autograd_explain", "on")
+    shell.run_cell(SETUP)
+    yield shell
+    close_shell(shell, NAMES)
+
+
+def run(shell, code):
+    """Run a cell; return (result, stdout + stderr without colours, displays)."""
+    with capture_output() as cap:
+        result = shell.run_cell(code)
+    return result, ANSI.sub("", cap.stdout + cap.stderr), cap.outputs
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def highlighted_titles(exp) -> list[str]:
+    """Labels of the boxes drawn with the highlight style in the DOT source."""
+    return [m.group(1) for m in re.finditer(r'label="([^"]*)"[^\]]*color="red" penwidth="3"',
+                                            exp.picture().source)]
+
+
+# -- PyTorch's errors explained ---------------------------------------------------------------
+# code, PyTorch's message (kept in the traceback), words of the explanation, culprit box
+CASES = {
+    "leaf_inplace": ("x.add_(1)",
+                     "a leaf Variable that requires grad is being used in an in-place "
+                     "operation.",
+                     ["`x` is a leaf tensor that requires grad", "AccumulateGrad",
+                      "`with torch.no_grad(): x.add_(1)`", "`y = x.clone()`"], "x\\n(2)"),
+    "leaf_setitem": ("x[0] = 5.", "a leaf Variable that requires grad",
+                     ["`x` is a leaf tensor", "grad_fn"], "x\\n(2)"),
+    "view_of_leaf": ("v = x[0]\nv.mul_(2)",
+                     "a view of a leaf Variable that requires grad is being used in an "
+                     "in-place operation.",
+                     ["`v` is a view of `x`, a leaf tensor"], "v\\n()"),
+    "saved_modified": ("a = x * 1\nb = a * a\na.mul_(2)\nb.sum().backward()",
+                       "is at version 1; expected version 0 instead",
+                       ["MulBackward0 needs `a`", "at version 0", "now at version 1",
+                        "`a.clone()`", "torch.autograd.set_detect_anomaly(True)"],
+                       "MulBackward0"),
+    "graph_freed": ("loss = (x * w).sum()\nloss.backward()\nloss.backward()",
+                    "Trying to backward through the graph a second time",
+                    ["a second time", "freed", "retain_graph=True"], "MulBackward0"),
+    "non_scalar": ("y = x * w\ny.backward()",
+                   "grad can be implicitly created only for scalar outputs",
+                   ["`y` has shape (2,): 2 numbers", "y.sum().backward()"], "y\\n(2)"),
+    "no_grad_fn": ("z = torch.ones(2).sum()\nz.backward()",
+                   "element 0 of tensors does not require grad and does not have a grad_fn",
+                   ["`z` has no grad_fn", "requires_grad=True"], "z\\n()"),
+    "create_graph": ("g, = torch.autograd.grad((x * w).sum(), x)\ng.backward()",
+                     "element 0 of tensors does not require grad and does not have a grad_fn",
+                     ["`g`, returned by `torch.autograd.grad((x * w).sum(), x)`, is a "
+                      "gradient", "`torch.autograd.grad((x * w).sum(), x, "
+                      "create_graph=True)`"], "g\\n(2)"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_pytorch_errors_are_explained_after_their_own_traceback(ip, case):
+    code, message, words, _ = CASES[case]
+    result, text, outputs = run(ip, code)
+    err = result.error_in_exec
+    assert type(err) is RuntimeError and message in str(err)  # PyTorch's own error
+    assert "RuntimeError" in text and message in flat(text)  # shown as PyTorch prints it
+    assert "autograd_kit explains" not in text
+    shown, = outputs
+    plain, html = shown.data["text/plain"], shown.data["text/html"]
+    assert plain.startswith("autograd_kit explains")
+    for word in words:
+        assert word in flat(plain)
+    if CAN_RENDER:
+        assert "<svg" in html
+    assert "`" not in html
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_pytorch_culprit_is_outlined(ip, case):
+    code, _, _, box = CASES[case]
+    result, _, _ = run(ip, code)
+    exp = explain.explain(result.error_in_exec, ip.user_ns)
+    assert highlighted_titles(exp) == [box]
+
+
+def test_the_explanation_is_shown_once(ip):
+    result, text, outputs = run(ip, CASES["saved_modified"][0])
+    exp = explain.explain(result.error_in_exec, ip.user_ns)
+    shown, = outputs
+    assert flat(shown.data["text/plain"]).count(flat(exp.title)) == 1
+    assert shown.data["text/html"].count(explain.rich(exp.title)) == 1
+    assert exp.title not in flat(text)
+
+
+def test_a_pytorch_error_inside_a_function_is_traced_to_the_learners_line(ip):
+    code = ("def f(t):\n    return t.backward()\n"
+            "h = x * w\nf(h)")
+    _, _, outputs = run(ip, code)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "`h` has shape (2,)" in plain
+
+
+def test_other_pytorch_errors_are_left_alone(ip):
+    result, text, outputs = run(ip, "torch.ones(2) + torch.ones(3)")
+    assert isinstance(result.error_in_exec, RuntimeError) and outputs == []
+
+
+def test_explanations_off_leave_pytorchs_error_alone(ip):
+    ip.run_line_magic("autograd_explain", "off")
+    result, text, outputs = run(ip, "x.add_(1)")
+    assert isinstance(result.error_in_exec, RuntimeError) and outputs == []
+    assert "a leaf Variable that requires grad" in text
+
+
+# -- the magics -------------------------------------------------------------------------------
+def test_graph_magic_draws_a_pytorch_graph(ip):
+    result, _, outputs = run(ip, "loss = (x * w).sum()\n%autograd_graph loss --values")
+    assert result.success and len(outputs) == 1
+    data = outputs[0].data
+    text = data.get("image/svg+xml") or data["text/plain"]
+    assert "SumBackward0" in text and "MulBackward0" in text and "w" in text
+
+
+def test_cell_magic_draws_the_pytorch_tensors_it_built(ip):
+    result, _, outputs = run(ip, "%%autograd_graph\nh = x * w\ntotal = h.sum()")
+    assert result.success and len(outputs) == 1
+    data = outputs[0].data
+    text = data.get("image/svg+xml") or data["text/plain"]
+    assert "total" in text and "h" in text
+
+
+def test_cell_magic_shows_a_pytorch_error_with_the_cells_lines_only(ip):
+    result, text, outputs = run(ip, "%%autograd_graph\nh = x * w\nh.backward()")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "h.backward()" in text and "run_cell_magic" not in text
+    assert "magics.py" not in text and "parsing.py" not in text
+    shown, = outputs  # the explanation after it
+    assert "`h` has shape (2,)" in flat(shown.data["text/plain"])
+
+
+class FakeStepper:
+    problem = None
+
+    def __init__(self, root, gradient=None, retain_graph=False, names=None):
+        self.root, self.gradient = root, gradient
+
+    def _repr_html_(self):
+        return "<b>stepper</b>"
+
+
+def test_step_magic_opens_the_stepper_on_a_pytorch_tensor(ip, monkeypatch):
+    from autograd_kit import widgets
+    monkeypatch.setattr(widgets, "BackwardStepper", FakeStepper, raising=False)
+    shown = []
+    monkeypatch.setattr("autograd_kit.ipython.magics.display", shown.append)
+    result, text, _ = run(ip, "%autograd_step (x * w).sum()")
+    assert result.success, text
+    stepper, = shown
+    assert isinstance(stepper.root, torch.Tensor)
+    assert stepper.root.grad_fn.name() == "SumBackward0"
+
+
+@pytest.mark.parametrize("line, words", [
+    ("x", ["x is a leaf", "no grad_fn"]),
+    ("x * w", ["shape (2,)", "--gradient"]),
+])
+def test_step_magic_says_why_a_pytorch_root_cannot_be_stepped(ip, line, words):
+    result, text, _ = run(ip, f"%autograd_step {line}")
+    assert isinstance(result.error_in_exec, UsageError) and text.count("\n") == 1
+    for word in words:
+        assert word in text
+
+
+def test_step_magic_with_the_real_widget_on_pytorch(ip):
+    """Needs a BackwardStepper that replays PyTorch's backward pass."""
+    result, text, outputs = run(ip, "%autograd_step (x * w).sum()")
+    assert result.success, text
+    widget, = outputs
+    assert "BackwardStepper" in widget.data["text/plain"]
+
+
+# -- the tensor card --------------------------------------------------------------------------
+def test_card_shows_a_pytorch_tensor(ip):
+    ip.run_line_magic("autograd_display", "card")
+    ip.run_cell("h = x * w")
+    data, _ = ip.display_formatter.format(ip.user_ns["h"])
+    assert data["text/plain"] == "tensor([3., 8.], grad_fn=<MulBackward0>)"
+    html = data["text/html"]
+    for word in ("<b>h</b>", "torch.Size([2])", "torch.float32", "is_leaf",
+                 "&lt;MulBackward0&gt;", "tensor([3., 8.])", "not a leaf"):
+        assert word in html
+    param, _ = ip.display_formatter.format(torch.nn.Parameter(torch.ones(2)))
+    assert "requires_grad" in param["text/html"]  # subclasses too
+
+
+def test_card_shows_a_pytorch_grad_and_goes_away(ip):
+    ip.run_line_magic("autograd_display", "card")
+    ip.run_cell("(x * w).sum().backward()")
+    html = ip.display_formatter.format(ip.user_ns["x"])[0]["text/html"]
+    assert "tensor([3., 4.])" in html  # d (x * w).sum() / dx = w
+    ip.run_line_magic("autograd_display", "text")
+    assert "text/html" not in ip.display_formatter.format(ip.user_ns["x"])[0]
+
+
+def test_card_of_something_else_is_a_one_line_type_error():
+    with pytest.raises(TypeError) as info:
+        display.tensor_card(torch.ones(2).numpy())
+    message = str(info.value)
+    assert "\n" not in message and "numpy.ndarray" in message
+    assert "autograd_kit or PyTorch" in message
+
+
+def test_a_leaf_changed_under_no_grad_after_being_saved(ip):
+    result, _, outputs = run(ip, "a = x * x\nwith torch.no_grad():\n    x.mul_(2)\n"
+                                 "a.sum().backward()")
+    assert "is at version 1; expected version 0" in str(result.error_in_exec)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "MulBackward0 needs `x`" in plain and "make the change after backward()" in plain
+    assert "x = x * 2" not in plain
+
+
+def test_a_saved_output_changed_in_place_is_named(ip):
+    _, _, outputs = run(ip, "v = x.exp()\nv.add_(1)\nv.sum().backward()")
+    plain = flat(outputs[0].data["text/plain"])
+    assert "ExpBackward0 needs `v`" in plain and "now at version 1" in plain
+
+
+def test_an_update_inside_a_loop_names_the_leaf(ip):
+    _, _, outputs = run(ip, "for step in range(2):\n    loss = (x ** 2).sum()\n"
+                            "    loss.backward()\n    x -= 0.1 * x.grad")
+    ip.user_ns.pop("step", None)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "`x` is a leaf tensor" in plain
+    assert "`with torch.no_grad(): x -= 0.1 * x.grad`" in plain
+
+
+def test_unloading_removes_the_pytorch_card_and_explanations(ip):
+    ip.run_line_magic("autograd_display", "card")
+    ip.run_line_magic("unload_ext", "autograd_kit")
+    try:
+        data, _ = ip.display_formatter.format(ip.user_ns["x"])
+        assert "text/html" not in data
+        result, _, outputs = run(ip, "x.add_(1)")
+        assert isinstance(result.error_in_exec, RuntimeError) and outputs == []
+    finally:
+        ip.run_line_magic("load_ext", "autograd_kit")
