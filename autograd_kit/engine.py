@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
 from .graph import AccumulateGrad, grad_accumulator, next_node
+from .grad_mode import _anomaly
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
 from .tensor import Size, Tensor
@@ -196,8 +197,10 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     # a plain backward(): nodes without hooks need none of _process's cases
     plain = arrays and not _detail and _capture is None and targets is None and needed is None
     lent = {}  # leaves whose .grad borrows an array the pass may still read
+    check_nan = _anomaly.enabled and _anomaly.check_nan
     caller_mode = is_grad_enabled()
     set_grad_mode(create_graph)
+    node = None
     try:
         node = pop(ready)[1] if ready else None
         step = None
@@ -218,6 +221,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 grads_out, step = _process(node, contributions, needed, retain_graph,
                                            _capture, _detail, targets, index, arrays, wrap,
                                            lent)
+            if check_nan:  # anomaly detection: stop at the first NaN gradient
+                _anomaly_check_nan(node, grads_out)
             became_ready = None
             for nxt, gi in zip(nf, grads_out):
                 if nxt is None:
@@ -249,6 +254,10 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 node = became_ready
             else:
                 node = pop(ready)[1] if ready else None
+    except Exception:
+        if _anomaly.enabled:  # show where the failing node was made, then fail
+            _anomaly_report(node)
+        raise
     finally:
         settle(lent)
         set_grad_mode(caller_mode)
@@ -308,6 +317,16 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         if retained is not None:
             step.retained.append(retained)
     return grads_out, step
+
+
+def _anomaly_check_nan(node, grads_out):
+    from .autograd.anomaly import check_nan
+    check_nan(node, grads_out)
+
+
+def _anomaly_report(node):
+    from .autograd.anomaly import report_failure
+    report_failure(node)
 
 
 def _apply(node, g, needed, arrays):

@@ -73,12 +73,21 @@ class ModifiedSavedTensorError(AutogradError):
         self.found, self.expected = found, expected
         self.producer = producer
         which = f", which is output 0 of {producer}," if producer else ""
+        from .grad_mode import is_anomaly_enabled
+        hint = ANOMALY_ON_HINT if is_anomaly_enabled() else ANOMALY_OFF_HINT
         super().__init__(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {type_desc}{which} is at version {found}; expected version "
-            f"{expected} instead. Hint: enable anomaly detection to find the operation that "
-            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-            "check_nan=False).")
+            f"{expected} instead. Hint: {hint}")
+
+
+# The end of the message above: what to do next, depending on anomaly detection.
+ANOMALY_OFF_HINT = ("enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with torch.autograd.set_detect_anomaly(True, "
+                    "check_nan=False).")
+ANOMALY_ON_HINT = ("the backtrace further above shows the operation that failed to compute "
+                   "its gradient. The variable in question was changed in there or anywhere "
+                   "later. Good luck!")
 
 
 class NoGradFnError(AutogradError):

@@ -1,0 +1,164 @@
+"""Anomaly detection: which line of *your* forward code made the failing node?
+
+A backward error names a node (``ExpBackward0``), but the node was made long
+before, somewhere in the forward pass.  With anomaly detection on, every node
+made remembers the traceback of the forward call that created it; when the
+backward pass fails at that node, a ``UserWarning`` shows that traceback, then
+the error itself is raised.  With ``check_nan`` it also stops at the first node
+whose gradient contains NaN, instead of letting NaN spread to every parameter.
+
+    with autograd.detect_anomaly():      # (or set_detect_anomaly(True))
+        loss = model(x)                  # each node records where it was made
+        loss.backward()                  # a failure points back at that line
+
+It costs time (a stack walk per node, a NaN test per gradient), so it is meant
+for debugging only.  When it is off, recording costs one flag test per node.
+
+(PyTorch prints the whole Python stack.  Here the frames *before* your code --
+Jupyter's or pytest's machinery, which in a notebook are a screenful -- and the
+kit's own frames *after* it are left out: the traceback starts and ends in your
+code.)
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+import traceback
+import warnings
+
+from ..grad_mode import (_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                         set_anomaly_enabled)
+
+ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime "
+                   "and should only be enabled for debugging.")
+TRACE_KEY = "traceback_"  # where PyTorch keeps it too: node.metadata["traceback_"]
+
+_KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARIES = tuple({os.path.abspath(p) + os.sep for p in (
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+    sysconfig.get_paths()["platlib"])})
+
+
+class detect_anomaly:
+    """Anomaly detection on inside a ``with`` block (or a decorated function).
+
+    ``check_nan=True`` (the default) also raises as soon as a backward formula
+    returns NaN.  Warns once that it is on, because it slows everything down."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.prev = is_anomaly_enabled()
+        self.check_nan = check_nan
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        warnings.warn(ENABLED_WARNING, UserWarning, stacklevel=2)
+
+    def __enter__(self) -> None:
+        set_anomaly_enabled(True, self.check_nan)
+
+    def __exit__(self, *exc) -> None:
+        set_anomaly_enabled(self.prev, self.prev_check_nan)
+
+    def __call__(self, fn):
+        check_nan = self.check_nan
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev, prev_nan = is_anomaly_enabled(), is_anomaly_check_nan_enabled()
+            set_anomaly_enabled(True, check_nan)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                set_anomaly_enabled(prev, prev_nan)
+        return wrapper
+
+
+class set_detect_anomaly:
+    """``set_detect_anomaly(True)`` switches anomaly detection on at once, for the
+    rest of the program; used as ``with set_detect_anomaly(True):`` the previous
+    setting comes back at the end of the block."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = is_anomaly_enabled()
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        set_anomaly_enabled(mode, check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        set_anomaly_enabled(self.prev, self.prev_check_nan)
+
+
+# -- recording (forward) --------------------------------------------------------
+
+def forward_trace() -> list[str]:
+    """The calling code's stack as PyTorch stores it (``traceback.format_stack``
+    lines), without the kit's frames at the end and the runner's at the start."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        frames.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    frames.reverse()  # outermost first, as tracebacks print
+    end = len(frames)
+    while end > 0 and frames[end - 1][0].startswith(_KIT):
+        end -= 1
+    start = 0
+    while start < end - 1 and _is_library(frames[start][0]):
+        start += 1
+    summary = traceback.StackSummary.from_list(
+        [traceback.FrameSummary(*fr) for fr in frames[start:end or len(frames)]])
+    return summary.format()
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith(_LIBRARIES) or filename.startswith("<frozen ")
+
+
+def remember_forward(node) -> None:
+    """Store where ``node`` was made (called only while anomaly mode is on)."""
+    node.metadata[TRACE_KEY] = forward_trace()
+
+
+# -- reporting (backward) ------------------------------------------------------
+
+def report_failure(node) -> None:
+    """Warn with the forward traceback of ``node``, whose backward just failed.
+
+    (Nothing to show for a node made while anomaly mode was off, as in PyTorch.)"""
+    if not _anomaly.enabled or node is None:
+        return
+    extra = node._extra
+    trace = extra.get("metadata", {}).get(TRACE_KEY) if extra else None
+    if not trace:
+        return
+    message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
+               "the error:\n" + "".join(trace).rstrip("\n"))
+    warnings.warn(message, UserWarning, stacklevel=_outside_kit())
+
+
+def _outside_kit() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside
+    the kit (the learner's ``backward()`` line), however deep the engine is."""
+    level, f = 2, sys._getframe(2)  # stacklevel 2: the caller of report_failure
+    while f is not None and f.f_code.co_filename.startswith(_KIT):
+        level += 1
+        f = f.f_back
+    return level
+
+
+def check_nan(node, grads) -> None:
+    """PyTorch's NaN check: raise if one of ``node``'s output gradients has a NaN."""
+    from ..backend import xp_of
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        data = getattr(g, "_data", g)
+        if data.dtype.kind in "fc" and bool(xp_of(data).isnan(data).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                               f"{i}th output.")
+
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
