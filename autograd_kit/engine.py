@@ -155,33 +155,36 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     leaf ``.grad`` fields accumulate, and (unless ``retain_graph``) saved
     tensors are released as their nodes finish.
     """
-    tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    if retain_graph is None:
-        retain_graph = create_graph
-    grads = _root_grads(tensors, grad_tensors)
-    buffers = {}
-    for t, g in zip(tensors, grads):
-        buffers.setdefault(next_node(t), []).append(g if create_graph else g._data)
-    roots = list(buffers)
-    deps = count_dependencies(roots)
-    targets = None
-    if _capture is not None:
-        targets = _capture
-    elif inputs is not None:
-        targets = {next_node(t): t for t in _as_tuple(inputs)}
-    needed = _needed(roots, targets) if targets is not None else None
-    ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # sequence numbers are unique
-    heapq.heapify(ready)
     try:
-        yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
-                        _capture, _detail, targets if inputs is not None else None)
-    except errors.AutogradError as err:
-        if err.root is None:
-            err.root = tensors  # so an explanation can draw the whole graph
-        raise
+        tensors = _as_tuple(tensors)
+        grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+        if len(grad_tensors) != len(tensors):
+            raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+        if retain_graph is None:
+            retain_graph = create_graph
+        grads = _root_grads(tensors, grad_tensors)
+        buffers = {}
+        for t, g in zip(tensors, grads):
+            buffers.setdefault(next_node(t), []).append(g if create_graph else g._data)
+        roots = list(buffers)
+        deps = count_dependencies(roots)
+        targets = None
+        if _capture is not None:
+            targets = _capture
+        elif inputs is not None:
+            targets = {next_node(t): t for t in _as_tuple(inputs)}
+        needed = _needed(roots, targets) if targets is not None else None
+        ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # (_seq are unique)
+        heapq.heapify(ready)
+        try:
+            yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
+                            _capture, _detail, targets if inputs is not None else None)
+        except errors.AutogradError as err:
+            if err.root is None:
+                err.root = tensors  # so an explanation can draw the whole graph
+            raise
+    except Exception as err:
+        raise errors.short(err)  # the engine's frames are no help to the learner
 
 
 def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _detail,
@@ -385,17 +388,29 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
     if create_graph:
         warnings.warn(errors.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
-    with _gc_paused():
-        for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
-                                else grad_variables, retain_graph, create_graph, inputs,
-                                _detail=False):
-            pass
+    try:
+        with _gc_paused():
+            for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
+                                    else grad_variables, retain_graph, create_graph, inputs,
+                                    _detail=False):
+                pass
+    except Exception as err:
+        raise errors.short(err)  # the traceback ends at the public call
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False):
     """``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``,
     returned instead of accumulated into ``.grad``."""
+    try:
+        return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                     allow_unused, materialize_grads)
+    except Exception as err:
+        raise errors.short(err)  # the traceback ends at the public call
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+          materialize_grads):
     inputs_t = _as_tuple(inputs)
     for t in inputs_t:
         if not t._rg:

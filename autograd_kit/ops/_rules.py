@@ -376,4 +376,5 @@ def check_broadcast(a, b) -> None:
         x, y = sa[-i], sb[-i]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                               f"({y}) at non-singleton dimension {max(len(sa), len(sb)) - i}")
+                               f"({y}) at non-singleton dimension {max(len(sa), len(sb)) - i}"
+                               ) from None  # (numpy's ValueError is not the learner's concern)
