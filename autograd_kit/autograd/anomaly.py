@@ -36,9 +36,8 @@ ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase 
 TRACE_KEY = "traceback_"  # where PyTorch keeps it too: node.metadata["traceback_"]
 
 _KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_LIBRARIES = tuple({os.path.abspath(p) + os.sep for p in (
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-    sysconfig.get_paths()["platlib"])})
+_STDLIB = tuple({os.path.abspath(p) + os.sep for p in (
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])})
 
 
 class detect_anomaly:
@@ -94,26 +93,26 @@ class set_detect_anomaly:
 
 def forward_trace() -> list[str]:
     """The calling code's stack as PyTorch stores it (``traceback.format_stack``
-    lines), without the kit's frames at the end and the runner's at the start."""
+    lines), from the learner's code only: the kit's frames at the end are left
+    out, and so is everything above the innermost stretch of non-library code
+    (Jupyter's, pytest's or runpy's frames before the first line of yours)."""
     frames = []
     f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_KIT):
+        f = f.f_back  # the kit's own frames: how the node was made, not where
     while f is not None:
-        frames.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        name = f.f_code.co_filename
+        if frames and not name.startswith(_KIT) and _is_library(name):
+            break
+        frames.append(traceback.FrameSummary(name, f.f_lineno, f.f_code.co_name))
         f = f.f_back
     frames.reverse()  # outermost first, as tracebacks print
-    end = len(frames)
-    while end > 0 and frames[end - 1][0].startswith(_KIT):
-        end -= 1
-    start = 0
-    while start < end - 1 and _is_library(frames[start][0]):
-        start += 1
-    summary = traceback.StackSummary.from_list(
-        [traceback.FrameSummary(*fr) for fr in frames[start:end or len(frames)]])
-    return summary.format()
+    return traceback.StackSummary.from_list(frames).format()
 
 
 def _is_library(filename: str) -> bool:
-    return filename.startswith(_LIBRARIES) or filename.startswith("<frozen ")
+    return (filename.startswith(_STDLIB) or "site-packages" in filename
+            or "dist-packages" in filename or filename.startswith("<frozen "))
 
 
 def remember_forward(node) -> None:
