@@ -123,17 +123,19 @@ def remember_forward(node) -> None:
 # -- reporting (backward) ------------------------------------------------------
 
 def report_failure(node) -> None:
-    """Warn with the forward traceback of ``node``, whose backward just failed.
-
-    (Nothing to show for a node made while anomaly mode was off, as in PyTorch.)"""
+    """Warn with the forward traceback of ``node``, whose backward just failed
+    (for a node made while anomaly mode was off, say so, as PyTorch does)."""
     if not _anomaly.enabled or node is None:
         return
     extra = node._extra
-    trace = extra.get("metadata", {}).get(TRACE_KEY) if extra else None
-    if not trace:
-        return
-    message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
-               "the error:\n" + "".join(trace).rstrip("\n"))
+    trace = (extra.get("metadata") or {}).get(TRACE_KEY) if extra else None
+    if trace:
+        message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
+                   "the error:\n" + "".join(trace).rstrip("\n"))
+    else:
+        message = (f"Error detected in {node.name()}. No forward pass information "
+                   "available. Enable detect anomaly during forward pass for more "
+                   "information.")
     warnings.warn(message, UserWarning, stacklevel=_outside_kit())
 
 
