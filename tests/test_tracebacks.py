@@ -13,7 +13,6 @@ import traceback
 import pytest
 
 import autograd_kit as ak
-from autograd_kit.ipython import explain  # noqa: F401  (the extension's module loads)
 from shell_support import ANSI, close_shell, make_shell
 
 KIT = os.path.dirname(ak.__file__) + os.sep
