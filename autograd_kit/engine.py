@@ -22,6 +22,11 @@ Gradients travel as Tensors when ``create_graph=True`` (their own graph is
 recorded, for higher derivatives) and as plain arrays otherwise, through
 ``node.apply_array``: the same formulas, without building Tensors nobody will
 differentiate.  Hooks, the ``Step`` records and ``.grad`` always see Tensors.
+
+With anomaly detection on (``autograd/anomaly.py``) the loop also checks every
+node's gradients for NaN and, when a node fails, first warns with the forward
+traceback that node recorded.  Errors leave ``backward_steps``, ``backward``
+and ``grad`` with their tracebacks cut at that public call (``errors.short``).
 """
 from __future__ import annotations
 

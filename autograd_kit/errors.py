@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from .grad_mode import is_anomaly_enabled
+
 _explainer = None
 _KIT = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -103,7 +105,6 @@ class ModifiedSavedTensorError(AutogradError):
         self.found, self.expected = found, expected
         self.producer = producer
         which = f", which is output 0 of {producer}," if producer else ""
-        from .grad_mode import is_anomaly_enabled
         hint = ANOMALY_ON_HINT if is_anomaly_enabled() else ANOMALY_OFF_HINT
         super().__init__(
             "one of the variables needed for gradient computation has been modified by an "
