@@ -205,7 +205,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     # a plain backward(): nodes without hooks need none of _process's cases
     plain = arrays and not _detail and _capture is None and targets is None and needed is None
     lent = {}  # leaves whose .grad borrows an array the pass may still read
-    check_nan = _anomaly.enabled and _anomaly.check_nan
+    anomaly, outer = _anomaly.enabled, _anomaly.parent
+    check_nan = anomaly and _anomaly.check_nan
     caller_mode = is_grad_enabled()
     set_grad_mode(create_graph)
     node = None
@@ -213,6 +214,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
         node = pop(ready)[1] if ready else None
         step = None
         while node is not None:
+            if anomaly:  # nodes made by this node's formulas remember it
+                _anomaly.parent = node
             contributions = buffers.pop(node, None)
             nf = node._next
             if plain and contributions is not None and node._extra is None and \
@@ -251,6 +254,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             grads_out = gi = contributions = None  # hold no gradient longer than needed
             if step is not None:
                 set_grad_mode(caller_mode)
+                if anomaly:
+                    _anomaly.parent = outer  # (the caller's own nodes have no parent)
                 yield step
                 caller_mode = is_grad_enabled()
                 set_grad_mode(create_graph)
@@ -269,6 +274,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     finally:
         settle(lent)
         set_grad_mode(caller_mode)
+        if anomaly:
+            _anomaly.parent = outer
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,

@@ -91,6 +91,8 @@ class _AnomalyState:
 
     enabled = False    # record each node's forward traceback; report it on failure
     check_nan = True   # also raise when a node's gradient contains NaN
+    parent = None      # the node whose backward is running (create_graph=True makes
+    #                    new nodes there: they remember it as their "parent_")
 
 
 _anomaly = _AnomalyState()

@@ -315,3 +315,66 @@ def test_nan_is_not_checked_when_anomaly_detection_is_off():
     out, x = nan_graph(ak)
     err, _ = collect(out.backward)
     assert err is None and ak.isnan(x.grad).all()
+
+
+# -- nodes made by backward formulas (create_graph=True) ----------------------------
+
+def test_nodes_made_during_backward_remember_their_parent():
+    def first_derivative(lib):
+        x = lib.tensor([1.0, 4.0], requires_grad=True)
+        g, = lib.autograd.grad(x.sqrt().sum(), x, create_graph=True)
+        meta = g.grad_fn.metadata
+        return g.grad_fn.name(), meta[anomaly.PARENT_KEY if lib is ak else "parent_"].name()
+
+    with ak.autograd.set_detect_anomaly(True):
+        ours = first_derivative(ak)
+    assert ours[1] == "SqrtBackward0"
+    torch = _torch_or_none()
+    if torch is not None:
+        with torch.autograd.set_detect_anomaly(True):
+            assert first_derivative(torch) == ours
+    x = ak.tensor([1.0], requires_grad=True)
+    g, = ak.autograd.grad(x.exp().sum(), x, create_graph=True)
+    assert g.grad_fn._extra is None  # off: nothing recorded, no parent either
+
+
+class Square(ak.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * NoSecondDerivative.apply(x)  # MADE DURING BACKWARD
+
+
+class NoSecondDerivative(ak.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("no second derivative here")
+
+
+def test_a_failing_node_made_during_backward_names_its_parent():
+    with ak.autograd.set_detect_anomaly(True):
+        x = ak.tensor([1.0, 2.0], requires_grad=True)
+        y = Square.apply(x).sum()  # THE FORWARD CALL
+        g, = ak.autograd.grad(y, x, create_graph=True)
+        err, caught = collect(lambda: ak.autograd.grad(g.sum(), x))
+    assert str(err) == "no second derivative here"
+    first, second = (str(w.message) for w in caught)
+    assert first.startswith("Error detected in NoSecondDerivativeBackward. Traceback of "
+                            "forward call that caused the error:\n")
+    assert first.endswith("# MADE DURING BACKWARD")  # made in Square.backward...
+    assert "g, = ak.autograd.grad(y, x, create_graph=True)" in first  # ...during this call
+    assert "autograd_kit" + "/" not in first  # (the engine's frames are left out)
+    assert second.startswith("\n\nPrevious calculation was induced by SquareBackward. "
+                             "Traceback of forward call that induced the previous "
+                             "calculation:\n")
+    assert second.endswith("y = Square.apply(x).sum()  # THE FORWARD CALL")
+    assert not ak.autograd.is_anomaly_enabled()

@@ -16,8 +16,7 @@ for debugging only.  When it is off, recording costs one flag test per node.
 
 (PyTorch prints the whole Python stack.  Here the frames *before* your code --
 Jupyter's or pytest's machinery, which in a notebook are a screenful -- and the
-kit's own frames *after* it are left out: the traceback starts and ends in your
-code.)
+kit's own frames are left out: the traceback shows only your code.)
 """
 from __future__ import annotations
 
@@ -34,6 +33,7 @@ from ..grad_mode import (_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enab
 ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime "
                    "and should only be enabled for debugging.")
 TRACE_KEY = "traceback_"  # where PyTorch keeps it too: node.metadata["traceback_"]
+PARENT_KEY = "parent_"    # made during backward(create_graph=True): by which node
 
 _KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = tuple({os.path.abspath(p) + os.sep for p in (
@@ -93,18 +93,19 @@ class set_detect_anomaly:
 
 def forward_trace() -> list[str]:
     """The calling code's stack as PyTorch stores it (``traceback.format_stack``
-    lines), from the learner's code only: the kit's frames at the end are left
-    out, and so is everything above the innermost stretch of non-library code
-    (Jupyter's, pytest's or runpy's frames before the first line of yours)."""
+    lines), from the learner's code only: the kit's own frames are left out, and
+    so is everything above the innermost stretch of non-library code (Jupyter's,
+    pytest's or runpy's frames before the first line of yours)."""
     frames = []
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_KIT):
-        f = f.f_back  # the kit's own frames: how the node was made, not where
     while f is not None:
         name = f.f_code.co_filename
-        if frames and not name.startswith(_KIT) and _is_library(name):
+        if name.startswith(_KIT):
+            pass  # how the kit made the node: not where in your code it was made
+        elif frames and _is_library(name):
             break
-        frames.append(traceback.FrameSummary(name, f.f_lineno, f.f_code.co_name))
+        else:
+            frames.append(traceback.FrameSummary(name, f.f_lineno, f.f_code.co_name))
         f = f.f_back
     frames.reverse()  # outermost first, as tracebacks print
     return traceback.StackSummary.from_list(frames).format()
@@ -116,27 +117,49 @@ def _is_library(filename: str) -> bool:
 
 
 def remember_forward(node) -> None:
-    """Store where ``node`` was made (called only while anomaly mode is on)."""
+    """Store where ``node`` was made (called only while anomaly mode is on), and,
+    for a node made by a backward formula, the node whose backward that was."""
     node.metadata[TRACE_KEY] = forward_trace()
+    if _anomaly.parent is not None:
+        node.metadata[PARENT_KEY] = _anomaly.parent
 
 
 # -- reporting (backward) ------------------------------------------------------
 
 def report_failure(node) -> None:
-    """Warn with the forward traceback of ``node``, whose backward just failed
-    (for a node made while anomaly mode was off, say so, as PyTorch does)."""
+    """Warn with the forward traceback of ``node``, whose backward just failed.
+
+    A node made by a backward formula (``create_graph=True``) then names, in one
+    more warning each, the node that made it and where *that* one was made, back
+    to the forward pass.  (For a node made while anomaly mode was off there is
+    nothing to show, and the warning says so, as PyTorch's does.)"""
     if not _anomaly.enabled or node is None:
         return
+    level = _outside_kit()
+    warnings.warn(_stack_message(node, False), UserWarning, stacklevel=level)
+    parent = _metadata(node).get(PARENT_KEY)
+    while parent is not None:
+        warnings.warn(_stack_message(parent, True), UserWarning, stacklevel=level)
+        parent = _metadata(parent).get(PARENT_KEY)
+
+
+def _metadata(node) -> dict:
     extra = node._extra
-    trace = (extra.get("metadata") or {}).get(TRACE_KEY) if extra else None
-    if trace:
-        message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
-                   "the error:\n" + "".join(trace).rstrip("\n"))
-    else:
-        message = (f"Error detected in {node.name()}. No forward pass information "
-                   "available. Enable detect anomaly during forward pass for more "
-                   "information.")
-    warnings.warn(message, UserWarning, stacklevel=_outside_kit())
+    return (extra.get("metadata") or {}) if extra else {}
+
+
+def _stack_message(node, is_parent: bool) -> str:
+    trace = _metadata(node).get(TRACE_KEY)
+    if not trace:
+        return (f"Error detected in {node.name()}. No forward pass information "
+                "available. Enable detect anomaly during forward pass for more "
+                "information.")
+    stack = "".join(trace).rstrip("\n")
+    if is_parent:
+        return (f"\n\nPrevious calculation was induced by {node.name()}. Traceback of "
+                "forward call that induced the previous calculation:\n" + stack)
+    return (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            "error:\n" + stack)
 
 
 def _outside_kit() -> int:
