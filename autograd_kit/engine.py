@@ -22,6 +22,11 @@ Gradients travel as Tensors when ``create_graph=True`` (their own graph is
 recorded, for higher derivatives) and as plain arrays otherwise, through
 ``node.apply_array``: the same formulas, without building Tensors nobody will
 differentiate.  Hooks, the ``Step`` records and ``.grad`` always see Tensors.
+
+With anomaly detection on (``autograd/anomaly.py``) the loop also checks every
+node's gradients for NaN and, when a node fails, first warns with the forward
+traceback that node recorded.  Errors leave ``backward_steps``, ``backward``
+and ``grad`` with their tracebacks cut at that public call (``errors.short``).
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from dataclasses import dataclass, field
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
 from .graph import AccumulateGrad, grad_accumulator, next_node
+from .grad_mode import _anomaly
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
 from .tensor import Size, Tensor
@@ -154,33 +160,36 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     leaf ``.grad`` fields accumulate, and (unless ``retain_graph``) saved
     tensors are released as their nodes finish.
     """
-    tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    if retain_graph is None:
-        retain_graph = create_graph
-    grads = _root_grads(tensors, grad_tensors)
-    buffers = {}
-    for t, g in zip(tensors, grads):
-        buffers.setdefault(next_node(t), []).append(g if create_graph else g._data)
-    roots = list(buffers)
-    deps = count_dependencies(roots)
-    targets = None
-    if _capture is not None:
-        targets = _capture
-    elif inputs is not None:
-        targets = {next_node(t): t for t in _as_tuple(inputs)}
-    needed = _needed(roots, targets) if targets is not None else None
-    ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # sequence numbers are unique
-    heapq.heapify(ready)
     try:
-        yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
-                        _capture, _detail, targets if inputs is not None else None)
-    except errors.AutogradError as err:
-        if err.root is None:
-            err.root = tensors  # so an explanation can draw the whole graph
-        raise
+        tensors = _as_tuple(tensors)
+        grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+        if len(grad_tensors) != len(tensors):
+            raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+        if retain_graph is None:
+            retain_graph = create_graph
+        grads = _root_grads(tensors, grad_tensors)
+        buffers = {}
+        for t, g in zip(tensors, grads):
+            buffers.setdefault(next_node(t), []).append(g if create_graph else g._data)
+        roots = list(buffers)
+        deps = count_dependencies(roots)
+        targets = None
+        if _capture is not None:
+            targets = _capture
+        elif inputs is not None:
+            targets = {next_node(t): t for t in _as_tuple(inputs)}
+        needed = _needed(roots, targets) if targets is not None else None
+        ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # (_seq are unique)
+        heapq.heapify(ready)
+        try:
+            yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
+                            _capture, _detail, targets if inputs is not None else None)
+        except errors.AutogradError as err:
+            if err.root is None:
+                err.root = tensors  # so an explanation can draw the whole graph
+            raise
+    except Exception as err:
+        raise errors.short(err)  # the engine's frames are no help to the learner
 
 
 def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _detail,
@@ -196,12 +205,17 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     # a plain backward(): nodes without hooks need none of _process's cases
     plain = arrays and not _detail and _capture is None and targets is None and needed is None
     lent = {}  # leaves whose .grad borrows an array the pass may still read
+    anomaly, outer = _anomaly.enabled, _anomaly.parent
+    check_nan = anomaly and _anomaly.check_nan
     caller_mode = is_grad_enabled()
     set_grad_mode(create_graph)
+    node = None
     try:
         node = pop(ready)[1] if ready else None
         step = None
         while node is not None:
+            if anomaly:  # nodes made by this node's formulas remember it
+                _anomaly.parent = node
             contributions = buffers.pop(node, None)
             nf = node._next
             if plain and contributions is not None and node._extra is None and \
@@ -218,6 +232,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 grads_out, step = _process(node, contributions, needed, retain_graph,
                                            _capture, _detail, targets, index, arrays, wrap,
                                            lent)
+            if check_nan:  # anomaly detection: stop at the first NaN gradient
+                _anomaly_check_nan(node, grads_out)
             became_ready = None
             for nxt, gi in zip(nf, grads_out):
                 if nxt is None:
@@ -238,6 +254,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             grads_out = gi = contributions = None  # hold no gradient longer than needed
             if step is not None:
                 set_grad_mode(caller_mode)
+                if anomaly:
+                    _anomaly.parent = outer  # (the caller's own nodes have no parent)
                 yield step
                 caller_mode = is_grad_enabled()
                 set_grad_mode(create_graph)
@@ -249,9 +267,15 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 node = became_ready
             else:
                 node = pop(ready)[1] if ready else None
+    except Exception:
+        if _anomaly.enabled:  # show where the failing node was made, then fail
+            _anomaly_report(node)
+        raise
     finally:
         settle(lent)
         set_grad_mode(caller_mode)
+        if anomaly:
+            _anomaly.parent = outer
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,
@@ -310,6 +334,16 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
     return grads_out, step
 
 
+def _anomaly_check_nan(node, grads_out):
+    from .autograd.anomaly import check_nan
+    check_nan(node, grads_out)
+
+
+def _anomaly_report(node):
+    from .autograd.anomaly import report_failure
+    report_failure(node)
+
+
 def _apply(node, g, needed, arrays):
     if arrays:
         return node.apply_array(g, needed)
@@ -366,17 +400,29 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
     if create_graph:
         warnings.warn(errors.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
-    with _gc_paused():
-        for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
-                                else grad_variables, retain_graph, create_graph, inputs,
-                                _detail=False):
-            pass
+    try:
+        with _gc_paused():
+            for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
+                                    else grad_variables, retain_graph, create_graph, inputs,
+                                    _detail=False):
+                pass
+    except Exception as err:
+        raise errors.short(err)  # the traceback ends at the public call
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False):
     """``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``,
     returned instead of accumulated into ``.grad``."""
+    try:
+        return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                     allow_unused, materialize_grads)
+    except Exception as err:
+        raise errors.short(err)  # the traceback ends at the public call
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+          materialize_grads):
     inputs_t = _as_tuple(inputs)
     for t in inputs_t:
         if not t._rg:

@@ -6,8 +6,40 @@ versions) that the notebook explanations and widgets show.
 """
 from __future__ import annotations
 
+import os
+
+from .grad_mode import is_anomaly_enabled
 
 _explainer = None
+_KIT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def short(err: BaseException) -> BaseException:
+    """``err``, ready to be raised again from a public entry point with a short
+    traceback: the learner's line and the public call, not the kit's insides.
+
+    Used as ``except Exception as err: raise errors.short(err)`` in
+    ``Tensor.backward``, ``autograd.grad``, the in-place methods...  PyTorch's
+    own traceback for the same mistake stops at its C++ boundary; this is the
+    pure-Python equivalent.  Only an error that began inside the kit is cut: if
+    any frame below is someone else's (a hook, a custom ``Function.backward``),
+    the whole traceback stays, so that frame is shown.  A "During handling of the
+    above exception" chain from inside the kit (a numpy ``ValueError`` turned
+    into PyTorch's message) is hidden too."""
+    tb = err.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_KIT):
+            return err
+        tb = tb.tb_next
+    ctx = err.__context__
+    if ctx is not None and _began_in_kit(ctx):
+        err.__suppress_context__ = True
+    return err.with_traceback(None)
+
+
+def _began_in_kit(err: BaseException) -> bool:
+    tb = err.__traceback__
+    return tb is None or tb.tb_frame.f_code.co_filename.startswith(_KIT)
 
 
 def set_explainer(fn) -> None:
@@ -73,12 +105,20 @@ class ModifiedSavedTensorError(AutogradError):
         self.found, self.expected = found, expected
         self.producer = producer
         which = f", which is output 0 of {producer}," if producer else ""
+        hint = ANOMALY_ON_HINT if is_anomaly_enabled() else ANOMALY_OFF_HINT
         super().__init__(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {type_desc}{which} is at version {found}; expected version "
-            f"{expected} instead. Hint: enable anomaly detection to find the operation that "
-            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-            "check_nan=False).")
+            f"{expected} instead. Hint: {hint}")
+
+
+# The end of the message above: what to do next, depending on anomaly detection.
+ANOMALY_OFF_HINT = ("enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with torch.autograd.set_detect_anomaly(True, "
+                    "check_nan=False).")
+ANOMALY_ON_HINT = ("the backtrace further above shows the operation that failed to compute "
+                   "its gradient. The variable in question was changed in there or anywhere "
+                   "later. Good luck!")
 
 
 class NoGradFnError(AutogradError):

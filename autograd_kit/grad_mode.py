@@ -85,6 +85,35 @@ class set_grad_enabled(_GradModeContext):
         return wrapper
 
 
+class _AnomalyState:
+    """Anomaly detection's two switches.  Unlike grad mode they are one setting
+    for the whole process, not per thread, as in PyTorch."""
+
+    enabled = False    # record each node's forward traceback; report it on failure
+    check_nan = True   # also raise when a node's gradient contains NaN
+    parent = None      # the node whose backward is running (create_graph=True makes
+    #                    new nodes there: they remember it as their "parent_")
+
+
+_anomaly = _AnomalyState()
+
+
+def is_anomaly_enabled() -> bool:
+    """True while anomaly detection is on (see ``autograd.detect_anomaly``)."""
+    return _anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """True when anomaly detection also checks every gradient for NaN."""
+    return _anomaly.check_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Switch anomaly detection on or off for the whole process."""
+    _anomaly.enabled = bool(enabled)
+    _anomaly.check_nan = bool(check_nan)
+
+
 class inference_mode(no_grad):
     """Accepted for compatibility; behaves as ``no_grad``."""
 

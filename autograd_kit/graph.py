@@ -23,6 +23,7 @@ import re
 import weakref
 
 from . import errors
+from .grad_mode import _anomaly
 
 _next_seq = itertools.count().__next__
 _next_leaf_seq = itertools.count(2 ** 62).__next__  # AccumulateGrad: above every op node
@@ -54,6 +55,9 @@ class Node:
         self._extra = None  # hooks, retain_grad, metadata: see the properties below
         self._saved = {}
         self._holds_tensors = True  # may _saved hold SavedTensors? (False: nothing to free)
+        if _anomaly.enabled:  # debugging: remember the forward line that made the node
+            from .autograd.anomaly import remember_forward
+            remember_forward(self)
 
     # Rarely used, so kept together in one dict made on first use (most nodes
     # never have any, and the engine asks ``node._extra is None`` just once):

@@ -212,7 +212,10 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to the graph's leaves."""
         from .engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        try:
+            backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        except Exception as err:
+            raise errors.short(err)  # the traceback ends here, as PyTorch's does
 
     def detach(self) -> "Tensor":
         """The same memory and version counter, cut off from the graph."""

@@ -8,6 +8,8 @@ from ..gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..tensor import Tensor
 from . import graph  # noqa: F401
+from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                      set_detect_anomaly)
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802
@@ -22,10 +24,7 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa
     return t
 
 
-def set_detect_anomaly(mode: bool, check_nan: bool = False) -> None:
-    """Accepted for compatibility (errors already name the failing node)."""
-
-
 __all__ = ["backward", "backward_steps", "grad", "Function", "FunctionCtx", "gradcheck",
            "gradgradcheck", "GradcheckError", "Variable", "Step", "GraphSnapshot",
-           "no_grad", "enable_grad", "set_grad_enabled"]
+           "no_grad", "enable_grad", "set_grad_enabled", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]

@@ -29,7 +29,7 @@ import sys
 
 from .. import backend, errors
 from ..graph import Node, SavedTensor, next_node, refresh_view
-from ..grad_mode import _state
+from ..grad_mode import _anomaly, _state
 from ..refcounts import EXACT
 from ..tensor import Tensor
 
@@ -285,6 +285,9 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
     node._next = nexts
     node._seq = _next_seq()
     node._extra = None
+    if _anomaly.enabled:  # debugging: remember the forward line that made the node
+        from ..autograd.anomaly import remember_forward
+        remember_forward(node)
     shared = _SHAPES.get(meta)  # one shared copy of each
     if shared is None:
         if len(_SHAPES) > 4096:
@@ -373,4 +376,5 @@ def check_broadcast(a, b) -> None:
         x, y = sa[-i], sb[-i]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                               f"({y}) at non-singleton dimension {max(len(sa), len(sb)) - i}")
+                               f"({y}) at non-singleton dimension {max(len(sa), len(sb)) - i}"
+                               ) from None  # (numpy's ValueError is not the learner's concern)

@@ -45,16 +45,22 @@ def _binary(node, fn, a, b, names=(), **attrs):
 
 def add(a, b, alpha=1):
     """a + alpha * b"""
-    if alpha != 1:
-        return _binary(AddBackward0, lambda x, y: x + alpha * y, a, b, alpha=alpha)
-    return _binary(AddBackward0, _add, a, b, alpha=1)
+    try:
+        if alpha != 1:
+            return _binary(AddBackward0, lambda x, y: x + alpha * y, a, b, alpha=alpha)
+        return _binary(AddBackward0, _add, a, b, alpha=1)
+    except RuntimeError as err:
+        raise errors.short(err)  # a shape mismatch shows the learner's line and this call
 
 
 def sub(a, b, alpha=1):
     """a - alpha * b"""
-    if alpha != 1:
-        return _binary(SubBackward0, lambda x, y: x - alpha * y, a, b, alpha=alpha)
-    return _binary(SubBackward0, _sub, a, b, alpha=1)
+    try:
+        if alpha != 1:
+            return _binary(SubBackward0, lambda x, y: x - alpha * y, a, b, alpha=alpha)
+        return _binary(SubBackward0, _sub, a, b, alpha=1)
+    except RuntimeError as err:
+        raise errors.short(err)
 
 
 def rsub(a, b):
@@ -66,7 +72,10 @@ def rsub(a, b):
 
 
 def mul(a, b):
-    return _binary(MulBackward0, _mul, a, b, ("self", "other"))
+    try:
+        return _binary(MulBackward0, _mul, a, b, ("self", "other"))
+    except RuntimeError as err:
+        raise errors.short(err)
 
 
 def div(a, b):
@@ -78,7 +87,10 @@ def div(a, b):
     elif isinstance(b, Tensor) and b._data.dtype.kind in "biu" and \
             not isinstance(a, (Tensor, float)):
         b = b.to(backend.get_default_dtype())
-    return _binary(DivBackward0, _div, a, b, ("self", "other"))
+    try:
+        return _binary(DivBackward0, _div, a, b, ("self", "other"))
+    except RuntimeError as err:
+        raise errors.short(err)
 
 
 def rdiv(a, b):

@@ -37,30 +37,34 @@ def _check(t) -> None:
 
 def inplace(t, compute, *args):
     """Run ``compute(old_value, *args)`` and store the result into ``t``."""
-    _check(t)
-    recording = is_grad_enabled() and (t._rg or any(
-        isinstance(a, Tensor) and a._rg for a in args))
-    if recording:
-        old = Tensor._make(t._data.copy(), t._rg, t.grad_fn)
-        new = compute(old, *args)
-    else:
-        with no_grad():
-            new = compute(t, *args)
-    nd, td = new._data, t._data
-    if nd.shape != td.shape:
-        raise RuntimeError(errors.INPLACE_SHAPE.format(out=list(td.shape), bshape=list(nd.shape)))
-    if nd.dtype != td.dtype and not _castable(nd.dtype, td.dtype):
-        raise RuntimeError(errors.INPLACE_CAST.format(src=scalar_type_name(nd.dtype),
-                                                    dst=scalar_type_name(td.dtype)))
-    # -- commit: nothing below can fail --------------------------------------
-    td[...] = nd
-    t._vc.value += 1
-    if recording and new.grad_fn is not None:
-        if t._base is None:
-            t.grad_fn, t._rg = new.grad_fn, True
+    try:
+        _check(t)
+        recording = is_grad_enabled() and (t._rg or any(
+            isinstance(a, Tensor) and a._rg for a in args))
+        if recording:
+            old = Tensor._make(t._data.copy(), t._rg, t.grad_fn)
+            new = compute(old, *args)
         else:
-            _rebase_view(t, new.grad_fn)
-    return t
+            with no_grad():
+                new = compute(t, *args)
+        nd, td = new._data, t._data
+        if nd.shape != td.shape:
+            raise RuntimeError(errors.INPLACE_SHAPE.format(out=list(td.shape),
+                                                           bshape=list(nd.shape)))
+        if nd.dtype != td.dtype and not _castable(nd.dtype, td.dtype):
+            raise RuntimeError(errors.INPLACE_CAST.format(src=scalar_type_name(nd.dtype),
+                                                          dst=scalar_type_name(td.dtype)))
+        # -- commit: nothing below can fail ----------------------------------
+        td[...] = nd
+        t._vc.value += 1
+        if recording and new.grad_fn is not None:
+            if t._base is None:
+                t.grad_fn, t._rg = new.grad_fn, True
+            else:
+                _rebase_view(t, new.grad_fn)
+        return t
+    except Exception as err:
+        raise errors.short(err)  # (copy_, fill_... reach it through one call)
 
 
 def _castable(src, dst) -> bool:
@@ -173,14 +177,16 @@ def setitem(t, key, value):
     k = tuple(_as_index(i) for i in k)
     write = fill if isinstance(value, Tensor) and value.ndim == 0 else (
         lambda old, v: copy(old, v, into_view=True))
-    if all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in k):
-        # the whole tensor: written directly, no view
-        return inplace(t, write, value)
-    if all(_is_basic(i) for i in k):
-        inplace(getitem(t, k), write, value)
-        return t
-    _check(t)
-    return inplace(t, lambda old, v: index_put(old, k, v), value)
+    try:
+        if all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in k):
+            return inplace(t, write, value)  # the whole tensor: written directly, no view
+        if all(_is_basic(i) for i in k):
+            inplace(getitem(t, k), write, value)
+            return t
+        _check(t)
+        return inplace(t, lambda old, v: index_put(old, k, v), value)
+    except Exception as err:
+        raise errors.short(err)  # the learner's line, then this call: no more
 
 
 CopyBackwards = rule("CopyBackwards", "", self="zeros_like(g)", src="g")
@@ -199,7 +205,10 @@ def make_inplace(fn, ufunc=None):
     def method(self, *args, **kwargs):
         if ufunc is not None and _direct(self, ufunc, args, kwargs):
             return self
-        return inplace(self, lambda old, *a: fn(old, *a, **kwargs), *args)
+        try:
+            return inplace(self, lambda old, *a: fn(old, *a, **kwargs), *args)
+        except Exception as err:
+            raise errors.short(err)  # the learner's line, then this call: no more
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place version of ``{fn.__name__}``: changes this tensor's memory."
     return method
