@@ -393,6 +393,15 @@ def test_variable_shim():
     assert not plain.requires_grad
 
 
+def test_variable_volatile_warns_and_refuses_with_requires_grad():
+    with pytest.warns(UserWarning, match=r"volatile was removed and now has no effect\. "
+                      r"Use `with torch.no_grad\(\):` instead\."):
+        v = torch.autograd.Variable(torch.ones(2), volatile=True)
+    assert not v.requires_grad
+    with pytest.raises(ValueError, match="can't be volatile and require_grad at the same time"):
+        torch.autograd.Variable(torch.ones(2), volatile=True, requires_grad=True)
+
+
 # ------------------------------------------------------------ shape access --
 def test_shape_ndim_dim_numel(device):
     t = torch.ones(2, 3, 4, device=device)

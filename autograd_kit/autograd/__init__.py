@@ -1,6 +1,8 @@
 """``autograd_kit.autograd``: the engine's public entry points, named as PyTorch names them."""
 from __future__ import annotations
 
+import warnings
+
 from ..engine import Step, backward, backward_steps, grad
 from ..snapshot import GraphSnapshot
 from ..function import Function, FunctionCtx
@@ -16,8 +18,15 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa
     """The pre-0.4 wrapper, kept so old code runs: it now just returns a Tensor.
 
     (Before PyTorch 0.4, a ``Variable`` wrapped a ``Tensor`` to add ``grad`` and
-    ``grad_fn``; today every tensor has them.)"""
+    ``grad_fn``; today every tensor has them.)  ``volatile`` was the inference
+    switch of those days; it has no effect now, and saying so is a warning, as in
+    PyTorch."""
     from ..ops.creation import tensor
+    if volatile:
+        if requires_grad:
+            raise ValueError("Variable can't be volatile and require_grad at the same time!")
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                      "instead.", UserWarning, stacklevel=2)
     t = data if isinstance(data, Tensor) else tensor(data)
     if requires_grad:
         t.requires_grad_(True)
