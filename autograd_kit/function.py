@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .graph import Node, SavedTensor, edge
 from .grad_mode import is_grad_enabled, no_grad
+from .ops.reduce import sum_to
 from .tensor import Tensor
 
 
@@ -52,14 +53,43 @@ class FunctionCtx:
 class FunctionNode(Node):
     """The node a custom Function puts in the graph."""
 
-    __slots__ = ("fn_cls", "ctx", "_tensor_positions")
+    __slots__ = ("fn_cls", "ctx", "_tensor_positions", "_n_args", "_shapes")
 
     def apply(self, g, needed=None):
         grads = self.fn_cls.backward(self.ctx, g)
         if not isinstance(grads, tuple):
             grads = (grads,)
-        # backward returns one entry per forward argument; keep the tensors' ones
-        return tuple(grads[i] if i < len(grads) else None for i in self._tensor_positions)
+        return self._checked(grads)
+
+    def _checked(self, grads: tuple) -> tuple:
+        """The gradients for the tensor inputs, after PyTorch's checks of what a
+        hand-written backward returned: one entry per forward argument (extra
+        entries must be None), each a Tensor or None, each with the input's shape
+        or one that broadcasting made from it (then summed back down to it)."""
+        name = type(self).__name__
+        if len(grads) < self._n_args or any(x is not None for x in grads[self._n_args:]):
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                               f"(expected {self._n_args}, got {len(grads)})")
+        out = []
+        for pos, shape in zip(self._tensor_positions, self._shapes):
+            grad = grads[pos]
+            if grad is not None and not isinstance(grad, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
+            if grad is not None and tuple(grad.shape) != shape:
+                if not _expandable(shape, tuple(grad.shape)):
+                    raise RuntimeError(
+                        f"Function {name} returned an invalid gradient at index {pos} - got "
+                        f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+                grad = sum_to(grad, shape)
+            out.append(grad)
+        return tuple(out)
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (PyTorch's ``is_expandable_to``)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
 
 _NODE_CLASSES: dict = {}
@@ -88,6 +118,7 @@ class Function:
         node = _node_class(cls)([edge(t) for t in tensors])  # tensors only, as in PyTorch
         node.fn_cls, node.ctx = cls, ctx
         node._tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        node._n_args, node._shapes = len(args), tuple(tuple(t.shape) for t in tensors)
         ctx.node = node
         node._saved = {f"saved_{i}": (SavedTensor(t) if t is not None else None)
                        for i, t in enumerate(ctx._to_save)}
