@@ -65,9 +65,27 @@ def box(message_html: str, kind: str = "info") -> str:
             f"padding:4px 8px;margin:2px 0'>{message_html}</div>")
 
 
-def explain(err: BaseException) -> str:
-    """An engine error in plain words, then the engine's own message (HTML)."""
+# PyTorch's errors carry no ``kind``: the same cases, told by their wording
+MESSAGE_KINDS = (("backward through the graph a second time", "graph_freed"),
+                 ("only for scalar outputs", "non_scalar"),
+                 ("does not require grad and does not have a grad_fn", "no_grad_fn"),
+                 ("modified by an inplace operation", "inplace_changed"))
+
+
+def error_kind(err: BaseException) -> str:
+    """``"graph_freed"``, ``"non_scalar"``...: the engine's ``kind``, or one read
+    from the message's wording (PyTorch's errors are plain RuntimeErrors)."""
     kind = getattr(err, "kind", "")
+    if kind:
+        return kind
+    message = str(err)
+    return next((k for words, k in MESSAGE_KINDS if words in message), "")
+
+
+def explain(err: BaseException, who: str = "The engine") -> str:
+    """An engine error in plain words, then the engine's own message (HTML).
+    ``who`` names the engine in the message line: ``"PyTorch"``."""
+    kind = error_kind(err)
     words = {
         "graph_freed": "This graph was already used by a backward pass that freed the "
                        "tensors it had saved, so there is nothing left to compute the "
@@ -80,6 +98,9 @@ def explain(err: BaseException) -> str:
                       "has no grad_fn, so no gradient can flow back from it. Create the "
                       "inputs with requires_grad=True before computing it.",
         "grad_shape": "The gradient given for the root must have the root's shape.",
+        "inplace_changed": "A tensor saved for backward was changed in place after it "
+                           "was saved, so the gradient would be computed from the wrong "
+                           "numbers. The pass stopped instead.",
         "leaf_inplace": "A leaf that requires grad cannot be changed in place: its .grad "
                         "would describe a value that no longer exists. The engine refused "
                         "before touching anything.",
@@ -90,8 +111,9 @@ def explain(err: BaseException) -> str:
                  f"but that tensor is now at version {err.found}: an in-place operation "
                  "changed it after it was saved, so the gradient would be computed from "
                  "the wrong numbers. The engine stopped instead.")
-    words = words or "The engine stopped with an error."
-    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>Engine message "
+    words = words or f"{who} stopped with an error."
+    source = "Engine" if who == "The engine" else f"{who}'s"
+    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>{esc(source)} message "
             f"({esc(type(err).__name__)}): <code>{esc(err)}</code></span>")
 
 
