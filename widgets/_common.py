@@ -149,8 +149,48 @@ class EnginePass:
         self._gen.close()
 
 
+STILL_NOTE = ("<div style='font-size:85%;color:#666'>A still copy of the widget as it "
+              "was displayed; run the notebook to use its buttons.</div>")
+
+
+def _width(widget) -> str:
+    """A CSS width from the widget's layout (``"40%"``), for the still copy."""
+    layout = getattr(widget, "layout", None)
+    parts = [f"{css}:{esc(getattr(layout, attr))}" for attr, css in
+             (("width", "width"), ("min_width", "min-width"), ("max_height", "max-height"),
+              ("overflow", "overflow")) if layout is not None and getattr(layout, attr, None)]
+    return ";".join(parts)
+
+
+def still_html(widget) -> str:
+    """The widget tree as plain HTML: HTML widgets as they are (already escaped
+    by whoever filled them), boxes as rows or columns, buttons greyed out,
+    sliders as ``steps: 3 / 7``.  This is what a page shows without a kernel."""
+    if isinstance(widget, W.HTML):
+        return f"<div style='{_width(widget)}'>{widget.value}</div>"
+    if isinstance(widget, W.Button):
+        return (f"<button disabled style='margin:2px'>{esc(widget.description)}"
+                "</button>")
+    if isinstance(widget, W.Box):
+        direction = "row" if isinstance(widget, W.HBox) else "column"
+        inner = "".join(still_html(c) for c in widget.children)
+        return (f"<div style='display:flex;flex-direction:{direction};gap:4px;"
+                f"{_width(widget)}'>{inner}</div>")
+    if isinstance(widget, (W.IntSlider, W.Play)):
+        return (f"<span style='margin:2px 6px'>{esc(widget.description)}: "
+                f"{esc(widget.value)} / {esc(widget.max)}</span>")
+    value = getattr(widget, "value", None)
+    if value is None:
+        return ""
+    label = getattr(widget, "description", "")
+    return f"<span style='margin:2px 6px'>{esc(label)} {esc(value)}</span>"
+
+
 class Bench(W.VBox):
-    """Base of every widget here: a VBox with a deterministic text repr."""
+    """Base of every widget here: a VBox with a deterministic text repr and,
+    beside the live view, a still HTML copy for pages read without a kernel
+    (GitHub, nbviewer, an HTML export).  Front ends that run widgets rank the
+    widget view above ``text/html`` and show the live widget."""
 
     def describe(self) -> str:
         return ""
@@ -158,10 +198,16 @@ class Bench(W.VBox):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()})"
 
+    def still_html(self) -> str:
+        """The current picture and panel as HTML (no script, names escaped)."""
+        return (f"<div class='ak-still' style='border:1px solid #ddd;padding:4px'>"
+                f"{STILL_NOTE}{still_html(self)}</div>")
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict):
             bundle["text/plain"] = repr(self)
+            bundle["text/html"] = self.still_html()
         return bundle
 
 
