@@ -7,7 +7,8 @@ The picture is laid out once; every step only recolours boxes through
 * leaves whose ``.grad`` was updated: green border;
 * saved tensors freed (``retain_graph=False``): grey, once every node that
   saved them has run.  (A saved tensor hangs off the op that saved it by a
-  dashed line: no gradient flows along it; the legend says so.)  Nodes not reached yet keep the theme's colours.
+  dashed line: no gradient flows along it; the legend says so.)
+  Nodes not reached yet keep the theme's colours.
 """
 from __future__ import annotations
 
