@@ -362,3 +362,44 @@ def test_torch_is_not_imported_by_the_kit_or_its_widgets():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- the other widgets on PyTorch ---------------------------------------------------
+def test_accumulation_demo_on_pytorch_follows_pytorch():
+    from autograd_kit.widgets import AccumulationDemo
+    d = AccumulationDemo(x_value=1.5, lib=torch)
+    d.backward(retain_graph=True)
+    d.backward()
+    d.backward()  # refused: the graph is freed
+    d.forward()
+    d.backward()
+    d.zero_grad()
+    x = torch.tensor(1.5, requires_grad=True)  # the same calls, made directly
+    want = [None]
+    loss = x ** 2 * 3
+    loss.backward(retain_graph=True)
+    want.append(x.grad.item())
+    loss.backward()
+    want.append(x.grad.item())
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+    want.append(x.grad.item())
+    loss = x ** 2 * 3
+    want.append(x.grad.item())
+    loss.backward()
+    want.append(x.grad.item())
+    want.append(0.0)
+    assert d.grads == want
+    assert "second time" in d.history[3][2]  # PyTorch's own refusal, recorded
+    assert isinstance(d.x, torch.Tensor)
+
+
+def test_detach_demo_on_pytorch_matches_pytorch():
+    from autograd_kit.widgets import DetachDemo
+    d = DetachDemo(x_value=3.0, lib=torch)
+    assert all(isinstance(r["x"], torch.Tensor) for r in d.results)
+    x = torch.tensor(3.0, requires_grad=True)
+    (x * x).backward()
+    same_tensor = d.results[[r["way"] for r in d.results].index("the same tensor")]
+    assert same_tensor["x_grad"] == f"{x.grad.item():g}."
+    assert "<svg" in d._repr_mimebundle_()["text/html"]
