@@ -403,3 +403,20 @@ def test_detach_demo_on_pytorch_matches_pytorch():
     same_tensor = d.results[[r["way"] for r in d.results].index("the same tensor")]
     assert same_tensor["x_grad"] == f"{x.grad.item():g}."
     assert "<svg" in d._repr_mimebundle_()["text/html"]
+
+
+def test_node_with_several_outputs():
+    m = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    r0, r1 = m.unbind(0)
+    loss = (r0 * r1).sum()
+    s = BackwardStepper(loss, names={"m": m})
+    s.run()
+    m2 = m.detach().clone().requires_grad_()
+    a, b = m2.unbind(0)
+    (a * b).sum().backward()
+    assert torch.equal(m.grad, m2.grad)
+    unbind = next(st for st in s.steps if access.node_name(st.node) == "UnbindBackward0")
+    s.go_to(unbind.index + 1)
+    panel = text(s.panel.value)
+    assert "one per output of the node: [3., 4.], [1., 2.]" in panel
+    assert "summed" not in panel

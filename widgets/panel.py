@@ -169,6 +169,10 @@ def formulas_html(node) -> str:
 
 
 def incoming_html(step) -> str:
+    if isinstance(step.grad_in, tuple):  # a node with several outputs (split, unbind)
+        each = ", ".join(values(g) for g in step.grad_in)
+        return (f"<div>Gradients flowing in, one per output of the node: "
+                f"<code>{esc(each)}</code></div>")
     parts = step.contributions or [step.grad_in]
     if len(parts) > 1:
         terms = " + ".join(values(c) for c in parts)

@@ -161,7 +161,10 @@ class TorchPass(BackwardPass):
             if key not in rec.grads_out:  # it started, then PyTorch stopped
                 break
             g, out = rec.grad_in[key], rec.grads_out[key]
-            step = Step(len(self._steps), node, g, arrived.pop(key, None) or [g], out,
+            parts = arrived.pop(key, None) or [g]
+            if isinstance(g, tuple):  # several outputs: one gradient each, not a sum
+                parts = list(g)
+            step = Step(len(self._steps), node, g, parts, out,
                         released=list(saved.get(key, ())))
             var = access.leaf_variable(node)
             if var is not None:
