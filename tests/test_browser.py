@@ -161,6 +161,9 @@ def step_and_check(page, total: int, name: str, k: int = 3) -> None:
     """Click Step ``k`` times; the page must name the node being processed."""
     step = page.get_by_role("button", name="Step", exact=True)
     step.wait_for(timeout=30_000)
+    # the live widget is shown, not the still copy that sits beside it in the output
+    assert page.locator(".jupyter-widgets").count() > 0
+    assert page.locator(".ak-still").count() == 0
     for i in range(1, k + 1):
         step.click()
         page.get_by_text(f"Step {i} of {total}:").first.wait_for(timeout=15_000)
