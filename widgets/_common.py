@@ -171,6 +171,10 @@ def still_html(widget) -> str:
     if isinstance(widget, W.Button):
         return (f"<button disabled style='margin:2px'>{esc(widget.description)}"
                 "</button>")
+    if isinstance(widget, W.Tab):  # every tab, one under the other, with its title
+        titles = list(getattr(widget, "titles", ())) or [""] * len(widget.children)
+        return "".join(f"<div><b>{esc(t)}</b>{still_html(c)}</div>"
+                       for t, c in zip(titles, widget.children))
     if isinstance(widget, W.Box):
         direction = "row" if isinstance(widget, W.HBox) else "column"
         inner = "".join(still_html(c) for c in widget.children)

@@ -93,10 +93,11 @@ class _Recorder:
 
     def watch(self, node) -> list:
         def before(grad_outputs):
-            g = grad_outputs[0] if len(grad_outputs) == 1 else tuple(grad_outputs)
+            # one gradient per output of the node (most nodes have one output)
+            g = _copy(grad_outputs[0]) if len(grad_outputs) == 1 else \
+                tuple(_copy(x) for x in grad_outputs)
             self.order.append(node)
-            self.grad_in[id(node)] = _copy(g) if len(grad_outputs) == 1 else \
-                tuple(_copy(x) for x in g)
+            self.grad_in[id(node)] = g
             var = access.leaf_variable(node)
             if var is not None:
                 self.old[id(node)] = _copy(var.grad)
