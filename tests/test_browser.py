@@ -1,11 +1,14 @@
 """The stepper in a real browser: JupyterLab + headless Chromium (Playwright).
 
-Opens ``tests/browser_notebooks/stepper.ipynb``, runs all cells, clicks Step
-three times and checks that the page names the node being processed.  A
-screenshot is saved under ``test-artifacts/``.  Installs nothing: without the
+Opens ``tests/browser_notebooks/stepper.ipynb`` (autograd_kit's engine) and
+``stepper_torch.ipynb`` (a real PyTorch graph, replayed; skipped without
+PyTorch), runs all cells, clicks Step three times and checks that the page names
+the node being processed, then plays the pass to the end.  Screenshots are saved
+under ``test-artifacts/``.  Installs nothing: without the
 Debian ``chromium`` package or Playwright for Python, it is skipped.
 Deselect with ``-m "not browser"``.
 """
+import contextlib
 import os
 import shutil
 import socket
@@ -19,6 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "tests" / "browser_notebooks" / "stepper.ipynb"
+TORCH_NOTEBOOK = ROOT / "tests" / "browser_notebooks" / "stepper_torch.ipynb"
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
@@ -73,6 +77,13 @@ def start_lab(tmp: Path, port: int):
                JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(home / "run"),
                JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+    # A virtual environment made with --system-site-packages imports the base
+    # Python's packages (ipywidgets...) but JupyterLab would not see their front-end
+    # extensions: widgets would show as text.  Point it at them too.
+    base_data = Path(sys.base_prefix) / "share" / "jupyter"
+    if base_data.is_dir():
+        env["JUPYTER_PATH"] = os.pathsep.join(
+            p for p in (os.environ.get("JUPYTER_PATH", ""), str(base_data)) if p)
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
            f"--port={port}", "--allow-root", "--IdentityProvider.token=",
            "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
@@ -113,12 +124,14 @@ def expected_after_three_steps() -> tuple[str, int]:
     return s.current.node.name(), s.total
 
 
-def test_stepper_in_jupyterlab(tmp_path):
+@contextlib.contextmanager
+def lab_page(tmp_path, notebook: Path, failure_shot: str):
+    """JupyterLab serving a copy of ``notebook``, opened in headless Chromium with
+    every cell run; yields the Playwright page (a screenshot if the test fails)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     pytest.importorskip("jupyterlab")
-    name, total = expected_after_three_steps()
     (tmp_path / "nb").mkdir()
-    shutil.copy(NOTEBOOK, tmp_path / "nb" / NOTEBOOK.name)
+    shutil.copy(notebook, tmp_path / "nb" / notebook.name)
     ARTIFACTS.mkdir(exist_ok=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -129,30 +142,77 @@ def test_stepper_in_jupyterlab(tmp_path):
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             try:
-                page.goto(f"{base}/lab/tree/{NOTEBOOK.name}", timeout=60_000)
+                page.goto(f"{base}/lab/tree/{notebook.name}", timeout=60_000)
                 page.wait_for_function(KERNEL_IDLE, timeout=60_000)
                 page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
                 page.wait_for_function(ALL_RUN, timeout=60_000)
-                step = page.get_by_role("button", name="Step", exact=True)
-                step.wait_for(timeout=30_000)
-                for k in (1, 2, 3):
-                    step.click()
-                    page.get_by_text(f"Step {k} of {total}:").first.wait_for(timeout=15_000)
-                page.get_by_text(f"Step 3 of {total}: {name}").first.wait_for(timeout=15_000)
-                current = page.locator(".ak-current").first.inner_text()
-                assert current == name
-                assert page.locator("svg g.node").count() > 0  # the picture is there
-                page.screenshot(path=str(ARTIFACTS / "stepper.png"))
-                # Play animates the slider in the browser (jslink); the kernel follows
-                page.get_by_role("button", name="Reset", exact=True).click()
-                page.get_by_text(f"Ready: {total} steps").first.wait_for(timeout=15_000)
-                page.locator(".widget-play button").first.click()
-                page.get_by_text("Backward pass complete").first.wait_for(timeout=30_000)
+                yield page
             except Exception:
-                page.screenshot(path=str(ARTIFACTS / "stepper-failure.png"))
+                page.screenshot(path=str(ARTIFACTS / failure_shot))
                 raise
             finally:
                 browser.close()
     finally:
         stop_lab(proc, base)
         log.close()
+
+
+def step_and_check(page, total: int, name: str, k: int = 3) -> None:
+    """Click Step ``k`` times; the page must name the node being processed."""
+    step = page.get_by_role("button", name="Step", exact=True)
+    step.wait_for(timeout=30_000)
+    # the live widget is shown, not the still copy that sits beside it in the output
+    assert page.locator(".jupyter-widgets").count() > 0
+    assert page.locator(".ak-still").count() == 0
+    for i in range(1, k + 1):
+        step.click()
+        page.get_by_text(f"Step {i} of {total}:").first.wait_for(timeout=15_000)
+    page.get_by_text(f"Step {k} of {total}: {name}").first.wait_for(timeout=15_000)
+    assert page.locator(".ak-current").first.inner_text() == name
+    assert page.locator("svg g.node").count() > 0  # the picture is there
+
+
+def play_to_the_end(page, total: int) -> None:
+    """Play animates the slider in the browser (jslink); the kernel follows."""
+    page.get_by_role("button", name="Reset", exact=True).click()
+    page.get_by_text(f"Ready: {total} steps").first.wait_for(timeout=15_000)
+    page.locator(".widget-play button").first.click()
+    page.get_by_text("Backward pass complete").first.wait_for(timeout=30_000)
+
+
+def test_stepper_in_jupyterlab(tmp_path):
+    name, total = expected_after_three_steps()
+    with lab_page(tmp_path, NOTEBOOK, "stepper-failure.png") as page:
+        step_and_check(page, total, name)
+        page.screenshot(path=str(ARTIFACTS / "stepper.png"))
+        play_to_the_end(page, total)
+
+
+def expected_torch_steps(k: int) -> tuple[str, int]:
+    """The PyTorch notebook's graph, stepped here: (node name after ``k`` steps, total)."""
+    torch = pytest.importorskip("torch")
+    from autograd_kit.viz import access
+    from autograd_kit.widgets import BackwardStepper
+    x = torch.tensor([1.0, 2.0])
+    w = torch.tensor([0.5, -1.0], requires_grad=True)
+    b = torch.tensor(0.1, requires_grad=True)
+    loss = torch.tanh(x @ w + b) ** 2
+    s = BackwardStepper(loss)
+    s.go_to(k)
+    return access.node_name(s.current.node), s.total
+
+
+def test_pytorch_stepper_in_jupyterlab(tmp_path):
+    """A real PyTorch graph: its pass is replayed in the browser like the kit's.
+    The screenshot mid-pass is the one ``lessons/images/stepper_torch.png`` shows."""
+    name, total = expected_torch_steps(3)
+    with lab_page(tmp_path, TORCH_NOTEBOOK, "stepper-torch-failure.png") as page:
+        page.get_by_text("PyTorch's own backward pass, replayed").first.wait_for(
+            timeout=30_000)
+        step_and_check(page, total, name)
+        page.get_by_text("upstream × local = contribution").first.wait_for(timeout=15_000)
+        # the widget alone, mid-pass (the picture is taller than the window)
+        page.locator(".jp-OutputArea-output").last.screenshot(
+            path=str(ARTIFACTS / "stepper_torch.png"))
+        play_to_the_end(page, total)
+        assert page.get_by_text("b.grad").count() > 0

@@ -423,3 +423,65 @@ def test_inplace_view_cat_and_retain_grad_graph_matches_pytorch():
     tloss.backward()
     assert a.grad.tolist() == ta.grad.tolist() and b.grad.tolist() == tb.grad.tolist()
     assert h.grad.tolist() == th.grad.tolist()
+
+
+# -- the still copy beside the live view -------------------------------------------
+def html_children(widget):
+    """Every HTML widget inside ``widget`` (depth first)."""
+    import ipywidgets as W
+    if isinstance(widget, W.HTML):
+        return [widget]
+    return [h for c in getattr(widget, "children", ()) for h in html_children(c)]
+
+
+def stepped():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss, names={"x": x, "w": w})
+    s.step()
+    s.step()
+    return s
+
+
+def inplace_tried():
+    d = InplaceDemo()
+    d.attempt("saved slice")
+    return d
+
+
+@pytest.mark.parametrize("make", [stepped, AccumulationDemo, DetachDemo, inplace_tried],
+                         ids=["stepper", "accumulation", "detach", "inplace"])
+def test_output_bundle_has_a_still_copy(make):
+    widget = make()
+    bundle = widget._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # the live view stays
+    still = bundle["text/html"]
+    assert "<svg" in still and "<script" not in still
+    shown = text(still)
+    for h in html_children(widget):  # every panel's text is in it
+        assert text(h.value).strip() in shown
+    assert "run the notebook to use its buttons" in shown
+
+
+def test_still_copy_of_the_stepper_shows_the_current_step():
+    s = stepped()
+    still = s._repr_mimebundle_()["text/html"]
+    assert "Step 2 of 5: MulBackward0" in text(still)
+    assert s.picture.value in still  # the picture, coloured as now
+    assert "steps: 2 / 5" in text(still)
+
+
+def test_still_copy_escapes_names():
+    x = ak.tensor(2.0, requires_grad=True)
+    s = BackwardStepper(x * x, names={"<img src=x onerror=alert(1)>": x})
+    s.run()
+    still = s._repr_mimebundle_()["text/html"]
+    assert "<img" not in still and "&lt;img src=x onerror=alert(1)&gt;" in still
+
+
+def test_legend_explains_the_dashed_saved_tensor_lines():
+    from autograd_kit.widgets import marks
+    legend = text(marks.LEGEND)
+    assert "saved tensor" in legend and "dashed" in legend
+    assert "dashed" in marks.LEGEND.split("border-top:")[1].split(";")[0]
+    x, w, loss = small_graph()
+    assert marks.LEGEND in BackwardStepper(loss)._repr_mimebundle_()["text/html"]

@@ -65,9 +65,27 @@ def box(message_html: str, kind: str = "info") -> str:
             f"padding:4px 8px;margin:2px 0'>{message_html}</div>")
 
 
-def explain(err: BaseException) -> str:
-    """An engine error in plain words, then the engine's own message (HTML)."""
+# PyTorch's errors carry no ``kind``: the same cases, told by their wording
+MESSAGE_KINDS = (("backward through the graph a second time", "graph_freed"),
+                 ("only for scalar outputs", "non_scalar"),
+                 ("does not require grad and does not have a grad_fn", "no_grad_fn"),
+                 ("modified by an inplace operation", "inplace_changed"))
+
+
+def error_kind(err: BaseException) -> str:
+    """``"graph_freed"``, ``"non_scalar"``...: the engine's ``kind``, or one read
+    from the message's wording (PyTorch's errors are plain RuntimeErrors)."""
     kind = getattr(err, "kind", "")
+    if kind:
+        return kind
+    message = str(err)
+    return next((k for words, k in MESSAGE_KINDS if words in message), "")
+
+
+def explain(err: BaseException, who: str = "The engine") -> str:
+    """An engine error in plain words, then the engine's own message (HTML).
+    ``who`` names the engine in the message line: ``"PyTorch"``."""
+    kind = error_kind(err)
     words = {
         "graph_freed": "This graph was already used by a backward pass that freed the "
                        "tensors it had saved, so there is nothing left to compute the "
@@ -80,6 +98,9 @@ def explain(err: BaseException) -> str:
                       "has no grad_fn, so no gradient can flow back from it. Create the "
                       "inputs with requires_grad=True before computing it.",
         "grad_shape": "The gradient given for the root must have the root's shape.",
+        "inplace_changed": "A tensor saved for backward was changed in place after it "
+                           "was saved, so the gradient would be computed from the wrong "
+                           "numbers. The pass stopped instead.",
         "leaf_inplace": "A leaf that requires grad cannot be changed in place: its .grad "
                         "would describe a value that no longer exists. The engine refused "
                         "before touching anything.",
@@ -90,8 +111,9 @@ def explain(err: BaseException) -> str:
                  f"but that tensor is now at version {err.found}: an in-place operation "
                  "changed it after it was saved, so the gradient would be computed from "
                  "the wrong numbers. The engine stopped instead.")
-    words = words or "The engine stopped with an error."
-    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>Engine message "
+    words = words or f"{who} stopped with an error."
+    source = "Engine" if who == "The engine" else f"{who}'s"
+    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>{esc(source)} message "
             f"({esc(type(err).__name__)}): <code>{esc(err)}</code></span>")
 
 
@@ -127,8 +149,52 @@ class EnginePass:
         self._gen.close()
 
 
+STILL_NOTE = ("<div style='font-size:85%;color:#666'>A still copy of the widget as it "
+              "was displayed; run the notebook to use its buttons.</div>")
+
+
+def _width(widget) -> str:
+    """A CSS width from the widget's layout (``"40%"``), for the still copy."""
+    layout = getattr(widget, "layout", None)
+    parts = [f"{css}:{esc(getattr(layout, attr))}" for attr, css in
+             (("width", "width"), ("min_width", "min-width"), ("max_height", "max-height"),
+              ("overflow", "overflow")) if layout is not None and getattr(layout, attr, None)]
+    return ";".join(parts)
+
+
+def still_html(widget) -> str:
+    """The widget tree as plain HTML: HTML widgets as they are (already escaped
+    by whoever filled them), boxes as rows or columns, buttons greyed out,
+    sliders as ``steps: 3 / 7``.  This is what a page shows without a kernel."""
+    if isinstance(widget, W.HTML):
+        return f"<div style='{_width(widget)}'>{widget.value}</div>"
+    if isinstance(widget, W.Button):
+        return (f"<button disabled style='margin:2px'>{esc(widget.description)}"
+                "</button>")
+    if isinstance(widget, W.Tab):  # every tab, one under the other, with its title
+        titles = list(getattr(widget, "titles", ())) or [""] * len(widget.children)
+        return "".join(f"<div><b>{esc(t)}</b>{still_html(c)}</div>"
+                       for t, c in zip(titles, widget.children))
+    if isinstance(widget, W.Box):
+        direction = "row" if isinstance(widget, W.HBox) else "column"
+        inner = "".join(still_html(c) for c in widget.children)
+        return (f"<div style='display:flex;flex-direction:{direction};gap:4px;"
+                f"{_width(widget)}'>{inner}</div>")
+    if isinstance(widget, (W.IntSlider, W.Play)):
+        return (f"<span style='margin:2px 6px'>{esc(widget.description)}: "
+                f"{esc(widget.value)} / {esc(widget.max)}</span>")
+    value = getattr(widget, "value", None)
+    if value is None:
+        return ""
+    label = getattr(widget, "description", "")
+    return f"<span style='margin:2px 6px'>{esc(label)} {esc(value)}</span>"
+
+
 class Bench(W.VBox):
-    """Base of every widget here: a VBox with a deterministic text repr."""
+    """Base of every widget here: a VBox with a deterministic text repr and,
+    beside the live view, a still HTML copy for pages read without a kernel
+    (GitHub, nbviewer, an HTML export).  Front ends that run widgets rank the
+    widget view above ``text/html`` and show the live widget."""
 
     def describe(self) -> str:
         return ""
@@ -136,10 +202,16 @@ class Bench(W.VBox):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()})"
 
+    def still_html(self) -> str:
+        """The current picture and panel as HTML (no script, names escaped)."""
+        return (f"<div class='ak-still' style='border:1px solid #ddd;padding:4px'>"
+                f"{STILL_NOTE}{still_html(self)}</div>")
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict):
             bundle["text/plain"] = repr(self)
+            bundle["text/html"] = self.still_html()
         return bundle
 
 

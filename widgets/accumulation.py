@@ -11,12 +11,14 @@ graph for ``loss``, and gives four buttons:
 * ``zero grad``: ``x.grad.zero_()``.
 
 A table and a small chart show ``x.grad`` after every click, as the engine left it.
+``lib=torch`` runs the same bench on PyTorch's tensors and engine instead.
 """
 from __future__ import annotations
 
 import ipywidgets as W
 
 import autograd_kit as ak
+from autograd_kit.viz import access
 
 from ._common import TABLE, Bench, box, button, esc, explain, values
 from .plot import line_chart
@@ -31,11 +33,13 @@ class AccumulationDemo(Bench):
 
     ``loss_fn(x)`` builds the loss (default ``x ** 2 * 3``) and ``label`` is the
     code shown for it.  From Python: ``forward()``, ``backward(retain_graph=False)``,
-    ``zero_grad()``; ``history`` lists ``(action, x.grad as float or None, error)``."""
+    ``zero_grad()``; ``history`` lists ``(action, x.grad as float or None, error)``.
+    ``lib`` is the module that makes ``x``: autograd_kit (the default) or ``torch``."""
 
     def __init__(self, x_value: float = 2.0, loss_fn=None,
-                 label: str = "loss = x ** 2 * 3") -> None:
+                 label: str = "loss = x ** 2 * 3", lib=None) -> None:
         super().__init__()
+        self.lib = lib if lib is not None else ak
         self.loss_fn = loss_fn or _default_loss
         self.label = label
         self.history: list[tuple[str, float | None, str | None]] = []
@@ -47,7 +51,7 @@ class AccumulationDemo(Bench):
             self.problem = (f"x_value must be a number (it becomes x = torch.tensor(value, "
                             f"requires_grad=True)); it was given {x_value!r}.")
         else:
-            self.x = ak.tensor(value, requires_grad=True)
+            self.x = self.lib.tensor(value, requires_grad=True)
             self._build_loss()
         self._build_view()
         if self.problem is None:
@@ -60,7 +64,7 @@ class AccumulationDemo(Bench):
         except Exception as err:  # the user's function failed: say so in words
             self.problem = f"loss_fn(x) failed: {type(err).__name__}: {err}"
             return
-        if not (isinstance(loss, ak.Tensor) and loss.grad_fn is not None
+        if not (access.engine_name(loss) and loss.grad_fn is not None
                 and loss.numel() == 1):
             self.problem = ("loss_fn(x) must return a single-number tensor computed "
                             f"from x (with a grad_fn); it returned {loss!r}.")
@@ -85,7 +89,7 @@ class AccumulationDemo(Bench):
     def zero_grad(self) -> None:
         """``x.grad.zero_()`` (nothing to do while ``x.grad`` is None)."""
         if self.x.grad is not None:
-            with ak.no_grad():
+            with self.lib.no_grad():
                 self.x.grad.zero_()
         self._record("zero grad", None)
 

@@ -27,11 +27,11 @@ CUT = {"color": "#d62728", "style": "filled,dashed", "penwidth": "2"}
 
 WAYS = (
     ("a separate leaf", "c = torch.tensor({v}, requires_grad=True)",
-     lambda x, v: ak.tensor(v, requires_grad=True)),
-    ("the same tensor", "c = x", lambda x, v: x),
-    ("a constant", "c = torch.tensor({v})", lambda x, v: ak.tensor(v)),
-    ("detach().clone()", "c = x.detach().clone()", lambda x, v: x.detach().clone()),
-    ("clone()", "c = x.clone()", lambda x, v: x.clone()),
+     lambda lib, x, v: lib.tensor(v, requires_grad=True)),
+    ("the same tensor", "c = x", lambda lib, x, v: x),
+    ("a constant", "c = torch.tensor({v})", lambda lib, x, v: lib.tensor(v)),
+    ("detach().clone()", "c = x.detach().clone()", lambda lib, x, v: x.detach().clone()),
+    ("clone()", "c = x.clone()", lambda lib, x, v: x.clone()),
 )
 
 
@@ -49,10 +49,12 @@ class DetachDemo(Bench):
     """``y = x * c`` with ``c`` made five ways; graphs and a table of gradients.
 
     ``x_value`` is the value of ``x`` (``c`` gets the same value, so ``y`` is the
-    same number every time).  ``results`` holds one dict per way."""
+    same number every time).  ``results`` holds one dict per way.  ``lib`` is the
+    module that makes the tensors: autograd_kit (the default) or ``torch``."""
 
-    def __init__(self, x_value: float = 2.0) -> None:
+    def __init__(self, x_value: float = 2.0, lib=None) -> None:
         super().__init__()
+        self.lib = lib if lib is not None else ak
         self.results: list[dict] = []
         try:
             self.x_value = float(x_value)
@@ -70,11 +72,11 @@ class DetachDemo(Bench):
         self.children = [W.HTML(self._intro()), self.table, self.tabs]
 
     def _v(self) -> str:
-        return values(ak.tensor(self.x_value))
+        return values(self.lib.tensor(self.x_value))
 
     def _build(self, way: str, code: str, make) -> dict:
-        x = ak.tensor(self.x_value, requires_grad=True)
-        c = make(x, self.x_value)
+        x = self.lib.tensor(self.x_value, requires_grad=True)
+        c = make(self.lib, x, self.x_value)
         y = x * c
         node = y.grad_fn
         edges = [n is not None for n, _ in node.next_functions]

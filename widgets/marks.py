@@ -6,7 +6,9 @@ The picture is laid out once; every step only recolours boxes through
 * nodes already processed: green; the node just processed: orange, red border;
 * leaves whose ``.grad`` was updated: green border;
 * saved tensors freed (``retain_graph=False``): grey, once every node that
-  saved them has run.  Nodes not reached yet keep the theme's colours.
+  saved them has run.  (A saved tensor hangs off the op that saved it by a
+  dashed line: no gradient flows along it; the legend says so.)
+  Nodes not reached yet keep the theme's colours.
 """
 from __future__ import annotations
 
@@ -18,7 +20,11 @@ LEGEND = ("<span style='background:#c6efce;padding:0 4px'>done</span> "
           "<span style='background:#ffd27f;border:2px solid #d62728;padding:0 4px'>current"
           "</span> <span style='background:#d3d3d3;padding:0 4px'>waiting</span> "
           "<span style='background:#eeeeee;color:#999;padding:0 4px'>saved tensor freed"
-          "</span>")
+          "</span> <span style='white-space:nowrap'><span style='display:inline-block;"
+          "width:26px;border-top:2px dashed #555;vertical-align:middle'></span> "
+          "<span style='background:orange;padding:0 4px'>saved tensor</span>: a dashed "
+          "line joins a value an op kept for its backward formula to that op (it is not "
+          "a path the gradient flows along)</span>")
 
 
 def saved_box_owners(graph) -> dict[str, set]:

@@ -20,7 +20,6 @@ import re
 
 import numpy as np
 
-from autograd_kit import no_grad, ones_like
 from autograd_kit.viz import access
 
 from ._common import esc, grad_label, tensor_name, values
@@ -87,7 +86,7 @@ def words_for(node) -> str:
     """One sentence on what the node does with the incoming gradient ``g``."""
     if family(node) in WORDS:
         return WORDS[family(node)]
-    if getattr(node, "formula_text", None):
+    if access.formula_text(node):
         return "applies the formula below to g"
     return "runs its own backward code (no formula table for this node)"
 
@@ -104,22 +103,6 @@ def local_symbol(formula: str) -> str:
     if f.startswith("g/"):
         return "1 / " + formula.split("/", 1)[1].strip()
     return ""
-
-
-def local_factors(step) -> tuple | None:
-    """The node's formulas applied to a gradient of ones: one tensor per edge.
-
-    Called while the node's saved tensors still exist (during a counting pass
-    with ``retain_graph=True``).  Only formula-table nodes are asked; custom
-    Functions and AccumulateGrad (which would change ``.grad``) are not."""
-    node = step.node
-    if not getattr(node, "formula_text", None):
-        return None
-    try:
-        with no_grad():
-            return tuple(node.apply(ones_like(step.grad_in)))
-    except Exception:  # a formula that needs more than ones: show the sum only
-        return None
 
 
 def _product_holds(g, local, out) -> bool:
@@ -145,14 +128,14 @@ def _target(node, i: int, index: dict) -> str:
 
 
 def _input_name(node, i: int) -> str:
-    names = getattr(node, "input_names", ())
+    names = access.input_names(node)
     return names[i] if i < len(names) else f"input {i}"
 
 
 def edges_html(step, local, index: dict) -> list[str]:
     """One line per edge: where the gradient goes and how it was computed."""
     node, g = step.node, step.grad_in
-    texts = getattr(node, "formula_text", {}) or {}
+    texts = access.formula_text(node)
     rows = []
     for i, out in enumerate(step.grads_out):
         name = _input_name(node, i)
@@ -173,7 +156,7 @@ def edges_html(step, local, index: dict) -> list[str]:
 
 
 def formulas_html(node) -> str:
-    texts = getattr(node, "formula_text", {}) or {}
+    texts = access.formula_text(node)
     if not texts:
         return ""
     rows = []
@@ -186,6 +169,10 @@ def formulas_html(node) -> str:
 
 
 def incoming_html(step) -> str:
+    if isinstance(step.grad_in, tuple):  # a node with several outputs (split, unbind)
+        each = ", ".join(values(g) for g in step.grad_in)
+        return (f"<div>Gradients flowing in, one per output of the node: "
+                f"<code>{esc(each)}</code></div>")
     parts = step.contributions or [step.grad_in]
     if len(parts) > 1:
         terms = " + ".join(values(c) for c in parts)
@@ -219,12 +206,12 @@ def step_html(step, total: int, local, index: dict) -> str:
             "</div>")
 
 
-def start_html(root, gradient, total: int, index: dict) -> str:
+def start_html(root, gradient, total: int, index: dict, who: str = "The engine") -> str:
     """The panel before the first step."""
     seed = "1 (the root is a single number: d root / d root = 1)" if gradient is None \
         else values(gradient) + " (the gradient you passed)"
     fn = getattr(root, "grad_fn", None)
     first = access.node_name(fn) if fn is not None else "the root's AccumulateGrad"
     return (f"<div class='ak-panel'><div style='font-size:115%'>Ready: {total} steps to go"
-            f"</div><div>The engine starts at <b>{esc(first)}</b> with gradient "
+            f"</div><div>{esc(who)} starts at <b>{esc(first)}</b> with gradient "
             f"<code>{esc(seed)}</code>. Press Step.</div></div>")

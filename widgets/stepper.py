@@ -1,34 +1,37 @@
-"""``BackwardStepper``: watch the engine's backward pass one node at a time.
+"""``BackwardStepper``: watch a backward pass one node at a time.
 
-The widget holds no autograd logic.  It pulls records from the engine's own
-``backward_steps()`` generator (the one ``backward()`` exhausts) and draws them:
+The widget holds no autograd logic, and does not care which engine made the
+tensor.  It asks :func:`autograd_kit.viz.access.backward_pass` for the pass as a
+list of step records, through one small adapter per engine
+(:mod:`autograd_kit.viz.engines`), and draws them:
 
-* the graph is laid out once; each step only recolours boxes
-  (``Graph.restyle``): done, current, waiting, leaves updated, saved tensors freed;
-* going back is "restore, then replay": a :class:`GraphSnapshot` taken at the
-  start puts grads and saved tensors back exactly, and the deterministic engine
-  is run forward again to the wanted step;
-* ``total`` comes from a counting pass with ``retain_graph=True`` (then restored),
-  which also records each node's local derivative for the panel.
+* autograd_kit's own ``backward_steps()`` generator (the one ``backward()``
+  exhausts) is pulled live, one node per Step;
+* PyTorch's engine cannot be paused, so its real pass is recorded with hooks
+  when the stepper is made and replayed; the widget says so.
+
+The graph is laid out once; each step only recolours boxes (``Graph.restyle``):
+done, current, waiting, leaves updated, saved tensors freed.  Going back is
+"restore, then replay": the adapter puts grads (and, for the kit, saved tensors)
+back exactly, and the pass is run forward again to the wanted step.
 """
 from __future__ import annotations
 
 import ipywidgets as W
 
-from autograd_kit.autograd import GraphSnapshot
-from autograd_kit.errors import NoGradFnError
 from autograd_kit.viz import access, make_dot
 
 from . import marks, panel
-from ._common import Bench, EnginePass, box, button, esc, explain, grad_label, \
+from ._common import Bench, box, button, esc, explain, grad_label, \
     name_index, picture_html, values
 
 
 class BackwardStepper(Bench):
     """Step through ``root.backward(gradient, retain_graph=...)`` node by node.
 
-    Buttons Step / Back / Run / Reset and a Play + slider drive it; from Python,
-    ``step()``, ``back()``, ``run()``, ``reset()``, ``go_to(n)``, ``run_again()``.
+    ``root`` is a tensor of autograd_kit or of PyTorch.  Buttons Step / Back /
+    Run / Reset and a Play + slider drive it; from Python, ``step()``, ``back()``,
+    ``run()``, ``reset()``, ``go_to(n)``, ``run_again()``.
     ``names`` (e.g. ``globals()``) labels tensors with their variable names;
     ``show_saved`` draws saved tensors (greyed out as they are freed);
     ``max_nodes`` folds long chains of a big graph (a fold is coloured as one box)."""
@@ -40,56 +43,44 @@ class BackwardStepper(Bench):
         self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
         self._index = name_index(names)
         self._steps: list = []
-        self._pass: EnginePass | None = None
-        self._locals: dict[int, tuple | None] = {}
+        self._pass = None                            # the iterator of the current pass
+        self._source = None                          # the engine's adapter
         self._error: BaseException | None = None   # what stopped the current pass
         self._note = ""                              # result of a second pass
         self._syncing = False
         self.passes = 0                              # passes tried after the first
         self.total, self.problem, self._ahead = 0, None, None
         self._graph = None
-        if not access.is_tensor(root):
-            self.problem = (f"BackwardStepper shows the backward pass of a tensor; it was "
-                            f"given a {type(root).__name__}.")
-        elif root.grad_fn is None and not root.requires_grad:
-            self.problem = NoGradFnError(0)  # (GraphSnapshot can't take such a root)
+        try:
+            access.require_tensor(root, "BackwardStepper")
+        except TypeError as err:
+            self.problem = str(err)
         else:
-            self._snapshot = GraphSnapshot(root)
-            self.total, self._ahead = self._count()
-            self._graph = make_dot(root, names=names, show_saved=show_saved, theme=theme,
-                                   max_nodes=max_nodes)
-            self._saved_boxes = marks.saved_box_owners(self._graph)
+            if root.grad_fn is not None or root.requires_grad:
+                # drawn first: a recorded pass may free the saved values it shows
+                self._graph = make_dot(root, names=names, show_saved=show_saved,
+                                       theme=theme, max_nodes=max_nodes)
+                self._saved_boxes = marks.saved_box_owners(self._graph)
+            self._source = access.backward_pass(root, gradient, self.retain_graph)
+            self.total, self._ahead = self._source.total, self._source.stopper
             if self.total == 0 and self._ahead is not None:
                 self.problem = self._ahead
         self._build()
         self._render()
 
-    # -- the engine --------------------------------------------------------------
-    def _count(self):
-        """Steps in a full pass (and the error that would stop it), by a dry run
-        with ``retain_graph=True`` whose effects are then undone."""
-        count, error, dry = 0, None, EnginePass(self.root, self.gradient, True)
-        try:
-            while True:
-                step = dry.next()
-                self._locals[step.index] = panel.local_factors(step)
-                count += 1
-        except StopIteration:
-            pass
-        except RuntimeError as err:
-            error = err
-        finally:
-            dry.close()
-            self._snapshot.restore()
-        return count, error
+    # -- the engine, through its adapter -----------------------------------------
+    @property
+    def engine(self) -> str:
+        """``"autograd_kit"`` or ``"torch"`` (``""`` when nothing can be shown)."""
+        return self._source.engine if self._source is not None else ""
 
     def _advance(self, n: int) -> None:
-        """Pull ``n`` more steps from the engine (fewer if it stops or fails)."""
+        """Pull ``n`` more steps from the pass (fewer if it stops or fails)."""
         for _ in range(n):
             if self._pass is None:
-                self._pass = EnginePass(self.root, self.gradient, self.retain_graph)
+                self._pass = self._source.steps()
             try:
-                self._steps.append(self._pass.next())
+                self._steps.append(next(self._pass))
             except StopIteration:
                 return
             except RuntimeError as err:
@@ -100,7 +91,7 @@ class BackwardStepper(Bench):
         if self._pass is not None:
             self._pass.close()
         self._pass, self._steps, self._error = None, [], None
-        self._snapshot.restore()
+        self._source.restore()
         self.passes, self._note = 0, ""
 
     # -- public API -----------------------------------------------------------
@@ -165,22 +156,19 @@ class BackwardStepper(Bench):
             self.run()
             if not self.finished:
                 return
-        again = EnginePass(self.root, self.gradient, self.retain_graph)
         before = self._leaf_grads()
         self.passes += 1  # even a failed pass may have changed grads: go_to replays
         try:
-            while True:
-                again.next()
-        except StopIteration:
+            self._source.again()
+        except RuntimeError as err:
+            self._note = box(f"Pass {self.passes + 1}: " + explain(err, self._source.who),
+                             "error")
+        else:
             after = self._leaf_grads()
             change = "; ".join(f"{n} {before[k][1]} → {v}"
                                for k, (n, v) in after.items())
             self._note = box(esc(f"Pass {self.passes + 1} done: the gradients were added "
                                  f"again (accumulated). {change}"), "ok")
-        except RuntimeError as err:
-            self._note = box(f"Pass {self.passes + 1}: " + explain(err), "error")
-        finally:
-            again.close()
         self._render()
 
     def _leaf_grads(self) -> dict:
@@ -229,10 +217,10 @@ class BackwardStepper(Bench):
             self.panel.value = ""
         elif cur is None:
             self.panel.value = panel.start_html(self.root, self.gradient, self.total,
-                                                self._index)
+                                                self._index, self._source.who)
         else:
             self.panel.value = panel.step_html(cur, self.total,
-                                               self._locals.get(cur.index), self._index)
+                                               self._source.local(cur), self._index)
         self._syncing = True
         try:
             self.slider.value = self.play.value = min(self.position, self.slider.max)
@@ -241,19 +229,22 @@ class BackwardStepper(Bench):
 
     def _status_html(self) -> str:
         if self.problem is not None:
+            who = self._source.who if self._source is not None else "The engine"
             text = esc(self.problem) if isinstance(self.problem, str) else \
-                explain(self.problem)
+                explain(self.problem, who)
             return box(text + " Nothing to step through.", "error")
         if self._error is not None:
-            return box(f"The engine stopped at step {self.position + 1}: "
-                       + explain(self._error), "error")
+            return box(f"{esc(self._source.who)} stopped at step {self.position + 1}: "
+                       + explain(self._error, self._source.who), "error")
         head = f"Step {self.position} of {self.total}"
         if self.current is not None:
             head += f": {access.node_name(self.current.node)}"
         parts = [box(esc(head + "."), "info")]
+        if self._source.replayed:
+            parts.append(box(esc(self._source.about + "."), "info"))
         if self._ahead is not None and self.position < self.total:
             parts.append(box(f"Warning: this pass will stop after {self.total} steps. "
-                             + explain(self._ahead), "warn"))
+                             + explain(self._ahead, self._source.who), "warn"))
         if self.finished:
             grads = ", ".join(f"<code>{esc(n)} = {esc(g)}</code>"
                               for n, g in self._leaf_grads().values())

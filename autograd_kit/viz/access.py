@@ -165,3 +165,46 @@ def host_array(t):
         except Exception:
             continue
     return None
+
+
+def _kit_rule(fn):
+    """autograd_kit's node class for ``fn``'s name (``"MulBackward0"``), or None.
+    PyTorch's nodes carry no formulas, but the kit's rule tables use the same
+    names, so a PyTorch ``MulBackward0`` is explained by the kit's ``MulBackward0``."""
+    try:
+        from autograd_kit.ops._rules import NODE_CLASSES
+    except Exception:
+        return None
+    return NODE_CLASSES.get(node_name(fn))
+
+
+def formula_text(fn) -> dict:
+    """``{"self": "g * other", "other": "g * self"}``: the node's backward formula
+    per input, from the node itself or from the kit's table for its name; ``{}``
+    when no table knows it (custom Functions, PyTorch-only ops)."""
+    texts = getattr(fn, "formula_text", None)
+    if texts is None:
+        texts = getattr(_kit_rule(fn), "formula_text", None)
+    return dict(texts or {})
+
+
+def input_names(fn) -> tuple:
+    """The names of the node's inputs (``("self", "other")``), one per entry of
+    ``next_functions``, or ``()`` when they are not known.  A table whose inputs
+    do not line up with ``fn``'s edges is not used."""
+    names = getattr(fn, "input_names", None)
+    if names is None:
+        names = tuple(getattr(_kit_rule(fn), "input_names", ()) or ())
+        if len(names) != len(getattr(fn, "next_functions", ())):
+            return ()
+    return tuple(names)
+
+
+def backward_pass(root, gradient=None, retain_graph: bool = False):
+    """The backward pass from ``root`` as step records, through the adapter for
+    its engine (:mod:`autograd_kit.viz.engines`): the kit's engine stepped live,
+    PyTorch's pass recorded with hooks and replayed.  Anything that is not a
+    tensor of either gets :func:`require_tensor`'s one-line ``TypeError``."""
+    require_tensor(root, "backward_pass")
+    from .engines import for_tensor
+    return for_tensor(root, gradient, retain_graph)

@@ -1,0 +1,57 @@
+"""One small adapter per autograd engine: "the backward pass as step records".
+
+A tool that shows a backward pass (the stepper widget) asks
+:func:`autograd_kit.viz.access.backward_pass` for a :class:`BackwardPass` and never
+looks at which engine made the tensor.  Every adapter answers the same questions:
+
+* ``total``: how many nodes a full pass processes, and ``stopper``: the error
+  (a ``RuntimeError``) that stops the pass after those steps, or None;
+* ``steps()``: a fresh pass, as an iterator of :class:`autograd_kit.engine.Step`
+  records, one per node, in the order the engine runs them; applying a step leaves
+  the leaves' ``.grad`` exactly as the engine leaves them at that point;
+* ``restore()``: everything a pass changed put back as it was before step one;
+* ``local(step)``: the node's local derivatives (its formulas applied to a
+  gradient of ones), one per edge, where the adapter knows them;
+* ``again()``: one more complete pass, as a second ``root.backward()`` would run
+  (raising the engine's own error where the engine refuses).
+
+``kit.py`` drives autograd_kit's own ``backward_steps()`` generator, one node at a
+time.  ``pytorch.py`` cannot pause PyTorch's engine, so it records PyTorch's real
+pass with hooks when it is made and replays the recording.
+"""
+from __future__ import annotations
+
+
+class BackwardPass:
+    """What every adapter offers (see the module docstring)."""
+
+    engine = ""          # "autograd_kit" or "torch"
+    replayed = False     # True when the steps are a recording of a finished pass
+    who = "The engine"   # who ran the pass, as the subject of a sentence
+    about = ""           # one line for a learner: whose pass this is, and how it is shown
+    total = 0
+    stopper: BaseException | None = None
+
+    def steps(self):
+        raise NotImplementedError
+
+    def restore(self) -> None:
+        raise NotImplementedError
+
+    def local(self, step) -> tuple | None:
+        return None
+
+    def again(self) -> None:
+        raise NotImplementedError
+
+
+def for_tensor(root, gradient=None, retain_graph: bool = False) -> BackwardPass:
+    """The adapter for ``root``'s engine (``root`` is already known to be a tensor
+    of autograd_kit or PyTorch).  PyTorch is imported only here, only when the
+    root is a PyTorch tensor."""
+    from ..access import engine_name
+    if engine_name(root) == "torch":
+        from .pytorch import TorchPass
+        return TorchPass(root, gradient, retain_graph)
+    from .kit import KitPass
+    return KitPass(root, gradient, retain_graph)

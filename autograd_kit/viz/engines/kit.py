@@ -1,0 +1,83 @@
+"""autograd_kit's backward pass, pulled one node at a time from the engine.
+
+Nothing here computes a gradient: every step comes from the engine's own
+``backward_steps()`` generator, the one ``backward()`` exhausts.
+
+* ``total`` comes from a counting pass with ``retain_graph=True`` whose effects
+  are then undone; it also records each node's local derivatives;
+* going back is "restore, then replay": a :class:`GraphSnapshot` taken at the
+  start puts grads and saved tensors back exactly, and the deterministic engine
+  runs forward again to the wanted step.
+"""
+from __future__ import annotations
+
+from autograd_kit.engine import backward_steps
+from autograd_kit.errors import NoGradFnError
+from autograd_kit.grad_mode import no_grad
+from autograd_kit.snapshot import GraphSnapshot
+
+from . import BackwardPass
+
+
+def local_factors(step) -> tuple | None:
+    """The node's formulas applied to a gradient of ones: one tensor per edge.
+
+    Called while the node's saved tensors still exist (during the counting pass).
+    Only formula-table nodes are asked; custom Functions and AccumulateGrad (which
+    would change ``.grad``) are not."""
+    from autograd_kit import ones_like
+    node = step.node
+    if not getattr(node, "formula_text", None):
+        return None
+    try:
+        with no_grad():
+            return tuple(node.apply(ones_like(step.grad_in)))
+    except Exception:  # a formula that needs more than ones: show the sum only
+        return None
+
+
+class KitPass(BackwardPass):
+    """autograd_kit's engine, driven step by step (see the module docstring)."""
+
+    engine = "autograd_kit"
+    who = "The engine"
+    about = "autograd_kit's engine, run live one node at a time"
+
+    def __init__(self, root, gradient=None, retain_graph: bool = False) -> None:
+        self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
+        self._locals: dict[int, tuple | None] = {}
+        self._snapshot = None
+        if root.grad_fn is None and not root.requires_grad:  # in no graph at all
+            self.stopper = NoGradFnError(0)
+            return
+        self._snapshot = GraphSnapshot(root)
+        self.total, self.stopper = self._count()
+
+    def _count(self):
+        count, error = 0, None
+        dry = backward_steps(self.root, self.gradient, retain_graph=True)
+        try:
+            for step in dry:
+                self._locals[step.index] = local_factors(step)
+                count += 1
+        except RuntimeError as err:
+            error = err
+        finally:
+            dry.close()
+            self._snapshot.restore()
+        return count, error
+
+    def steps(self):
+        """A fresh engine pass (a generator: ``close()`` stops it)."""
+        return backward_steps(self.root, self.gradient, retain_graph=self.retain_graph)
+
+    def restore(self) -> None:
+        if self._snapshot is not None:
+            self._snapshot.restore()
+
+    def local(self, step) -> tuple | None:
+        return self._locals.get(step.index)
+
+    def again(self) -> None:
+        for _ in backward_steps(self.root, self.gradient, retain_graph=self.retain_graph):
+            pass
