@@ -34,6 +34,7 @@ from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor,
                         log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
                         tanh)
 from . import autograd, cuda
+from .i18n import get_language, set_language
 from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
 
 clip = clamp

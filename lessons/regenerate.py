@@ -1,7 +1,11 @@
 """Re-run lesson notebooks and store their outputs, ready for nbval and for readers.
 
-    python lessons/regenerate.py                 # every lesson
+    python lessons/regenerate.py                 # every lesson, in every language
     python lessons/regenerate.py 03 09           # lessons whose file names start so
+    python lessons/regenerate.py zh/03 ru        # one lesson of one edition; one edition
+
+The Chinese and Russian editions are first rebuilt from the English notebooks and
+their translation files (``lessons/editions.py``), then executed like the rest.
 
 Each notebook is executed top to bottom in a fresh kernel, with ``lessons/`` as
 the working directory (cells tagged ``raises-exception`` may fail), and stored
@@ -34,6 +38,9 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import editions  # noqa: E402  (beside this file)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -94,12 +101,27 @@ def regenerate(path: Path, timeout: int = 600) -> None:
     nbformat.write(nb, path)
 
 
-def main(prefixes: list[str]) -> int:
+def lesson_paths(prefixes: list[str]) -> list[Path]:
+    """The English lessons, then their editions (``zh/``, ``ru/``); a prefix such
+    as ``03`` picks lesson 3 in every language, ``zh/03`` or ``zh`` one edition."""
     paths = sorted(HERE.glob("*.ipynb"))
+    for lang in editions.EDITIONS:
+        paths += sorted((HERE / lang).glob("*.ipynb"))
     if prefixes:
-        paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
+        def picked(p: Path) -> bool:
+            rel = p.relative_to(HERE).as_posix()
+            return any(rel.startswith(x) or p.name.startswith(x) for x in prefixes)
+        paths = [p for p in paths if picked(p)]
+    return paths
+
+
+def main(prefixes: list[str]) -> int:
+    built = editions.build_all([x for x in prefixes if "/" not in x and x not in
+                                editions.EDITIONS] or None)
+    print(f"{len(built)} edition notebook(s) built from the English ones")
+    paths = lesson_paths(prefixes)
     for path in paths:
-        print(f"running {path.name} ...", flush=True)
+        print(f"running {path.relative_to(HERE).as_posix()} ...", flush=True)
         regenerate(path)
     print(f"{len(paths)} notebook(s) regenerated")
     return 0
