@@ -77,7 +77,7 @@ class BackwardStepper(Bench):
 
     def _advance(self, n: int) -> None:
         """Pull ``n`` more steps from the pass (fewer if it stops or fails)."""
-        for _ in range(n):
+        for _count in range(n):
             if self._pass is None:
                 self._pass = self._source.steps()
             try:
