@@ -188,7 +188,7 @@ def _quoted(keyword: str, text: str, width: int = 76) -> list[str]:
     if len(keyword) + len(escaped) + 3 <= width and "\\n" not in escaped[:-2]:
         return [f'{keyword} "{escaped}"']
     pieces, line = [], ""
-    for word in re.findall(r"(?:\\n|[^ ])*(?: +|\\n|$)", escaped):
+    for word in re.findall(r"(?:(?!\\n)[^ ])*(?: +|\\n|$)", escaped):
         if line and len(line) + len(word) > width - 2:
             pieces.append(line)
             line = ""
