@@ -10,7 +10,7 @@ import html
 import ipywidgets as W
 
 from autograd_kit.autograd import backward_steps
-from autograd_kit.i18n import N_, _
+from autograd_kit.i18n import N_, _, get_language, language
 from autograd_kit.viz import access, labels
 
 TABLE = ("<style>.ak-table td, .ak-table th {padding: 1px 8px; text-align: left; "
@@ -219,18 +219,32 @@ class Bench(W.VBox):
     """Base of every widget here: a VBox with a deterministic text repr and,
     beside the live view, a still HTML copy for pages read without a kernel
     (GitHub, nbviewer, an HTML export).  Front ends that run widgets rank the
-    widget view above ``text/html`` and show the live widget."""
+    widget view above ``text/html`` and show the live widget.
+
+    A bench keeps the language it was made in (``self.lang``): a click later
+    on, after the notebook switched languages, still answers in it."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.lang = get_language()
+
+    def speaking(self):
+        """``with self.speaking():`` -- the bench's own language."""
+        return language(getattr(self, "lang", None) or get_language())
 
     def describe(self) -> str:
         return ""
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.describe()})"
+        with self.speaking():
+            return f"{type(self).__name__}({self.describe()})"
 
     def still_html(self) -> str:
         """The current picture and panel as HTML (no script, names escaped)."""
+        with self.speaking():
+            note = _(STILL_NOTE)
         return (f"<div class='ak-still' style='border:1px solid #ddd;padding:4px'>"
-                f"<div style='font-size:85%;color:#666'>{_(STILL_NOTE)}</div>"
+                f"<div style='font-size:85%;color:#666'>{note}</div>"
                 f"{still_html(self)}</div>")
 
     def _repr_mimebundle_(self, **kwargs):

@@ -135,6 +135,10 @@ class AccumulationDemo(Bench):
                          W.HBox([self.table, self.chart])]
 
     def _render(self) -> None:
+        with self.speaking():
+            self._render_now()
+
+    def _render_now(self) -> None:
         if self.problem is not None:
             self.code.value = ""
             self.status.value = box(esc(self.problem), "error")

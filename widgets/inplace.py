@@ -176,6 +176,10 @@ class InplaceDemo(Bench):
         return self.results[key]
 
     def _show(self) -> None:
+        with self.speaking():
+            self._show_now()
+
+    def _show_now(self) -> None:
         key = self.chooser.value
         if key in self.results:
             self.report.value = attempt_html(self.results[key])

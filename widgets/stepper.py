@@ -159,19 +159,21 @@ class BackwardStepper(Bench):
                 return
         before = self._leaf_grads()
         self.passes += 1  # even a failed pass may have changed grads: go_to replays
+        with self.speaking():
+            self._note = self._second_pass(before)
+        self._render()
+
+    def _second_pass(self, before: dict) -> str:
+        """Run the pass again; the note that says how it went."""
         try:
             self._source.again()
         except RuntimeError as err:
-            self._note = box(_("Pass {n}:").format(n=self.passes + 1) + " "
-                             + explain(err, self._source.who), "error")
-        else:
-            after = self._leaf_grads()
-            change = "; ".join(f"{n} {before[k][1]} → {v}"
-                               for k, (n, v) in after.items())
-            self._note = box(esc(_("Pass {n} done: the gradients were added again "
-                                   "(accumulated). {changes}").format(
-                n=self.passes + 1, changes=change)), "ok")
-        self._render()
+            return box(_("Pass {n}:").format(n=self.passes + 1) + " "
+                       + explain(err, self._source.who), "error")
+        after = self._leaf_grads()
+        change = "; ".join(f"{n} {before[k][1]} → {v}" for k, (n, v) in after.items())
+        return box(esc(_("Pass {n} done: the gradients were added again (accumulated). "
+                         "{changes}").format(n=self.passes + 1, changes=change)), "ok")
 
     def _leaf_grads(self) -> dict:
         """``{id(leaf): (name, its .grad as text now)}`` for the leaves reached."""
@@ -210,6 +212,10 @@ class BackwardStepper(Bench):
             self.go_to(change["new"])
 
     def _render(self) -> None:
+        with self.speaking():
+            self._render_now()
+
+    def _render_now(self) -> None:
         self.status.value = self._status_html()
         if self._graph is not None:
             self.picture.value = picture_html(self._graph, marks.styles(
