@@ -73,6 +73,19 @@ def test_marked_messages_are_found_by_reading_the_code_not_running_it():
                                             ("{n} cat", "{n} cats", 3)]
 
 
+def test_no_module_that_translates_rebinds_the_underscore():
+    """``_, cell = ...`` or ``for _ in ...`` inside a function makes ``_`` a local
+    there, and every ``_("...")`` in that function then fails."""
+    import ast
+    for path, shown in catalogs.source_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        uses = any(isinstance(n, ast.ImportFrom) and any(a.name == "_" for a in n.names)
+                   for n in ast.walk(tree))
+        bound = [n.lineno for n in ast.walk(tree)
+                 if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store)]
+        assert not (uses and bound), f"{shown}: `_` rebound on line(s) {bound}"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_message_is_translated_with_its_placeholders(lang):
     template = {(e.msgid, e.plural) for e in catalogs.extract()}
@@ -425,6 +438,34 @@ def test_explanations_speak_the_language_and_keep_the_error_in_english(ip, lang)
     _r, out, _o = run(ip, "%autograd_explain")
     with language(lang):
         assert _("autograd_explain is {state}").format(state=_("on")) in out
+
+
+EVERY_ERROR = {
+    "x.add_(1)": "a leaf Variable that requires grad",
+    "v = x[0]\nv.mul_(2)": "a view of a leaf Variable",
+    "a = x * 1\nb = a * a\na.mul_(2)\nb.sum().backward()": "modified by an inplace operation",
+    "y = x * w\ny.backward()": "grad can be implicitly created only for scalar outputs",
+    "z = torch.ones(2).sum()\nz.backward()": "does not require grad and does not have",
+    "g, = torch.autograd.grad((x * w).sum(), x)\ng.backward()": "does not require grad",
+    "(x * w).sum().backward()\nx.grad.sum().backward()": "does not require grad",
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("code", list(EVERY_ERROR))
+def test_every_kind_of_error_is_explained_in_the_language(ip, lang, code):
+    ip.run_line_magic("autograd_explain", f"on --lang {lang}")
+    result, out, outputs = run(ip, code)
+    for name in ("v", "a", "b", "z", "g"):
+        ip.user_ns.pop(name, None)
+    assert EVERY_ERROR[code] in str(result.error_in_exec)  # the engine's words, in English
+    shown, = outputs
+    plain = shown.data["text/plain"]
+    with language(lang):
+        assert plain.startswith(_("autograd_kit explains (%autograd_explain off to hide "
+                                  "this):"))
+    assert not re.search(r"\b(the|is|was|and|to)\b", plain.replace(
+        str(result.error_in_exec), "")), plain  # no English left but code and names
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -257,7 +257,7 @@ def _gradient_origin(t, names, err):
     tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
     entry = culprits.user_frame(tb)
     if entry is not None:
-        _, cell = culprits.failing_statement(entry)
+        _stmt, cell = culprits.failing_statement(entry)
         sources.append((cell, entry.tb_lineno))
     shell = _state["shell"]
     history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", [])
