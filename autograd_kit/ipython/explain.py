@@ -124,16 +124,21 @@ def _leaf_inplace(err, names) -> Explanation:
     base = base[0] if isinstance(base, tuple) else base  # autograd_kit keeps (base, offset)
     leaf = name_of(base, names) if base is not None else None
     x = leaf or "x"
-    what = _("`{leaf}`, a leaf tensor").format(leaf=leaf) if leaf else _("a leaf tensor")
     tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
     update = culprits.failing_line(tb) if leaf else None  # `bias -= 0.1 * bias.grad`
     update = update if update and "`" not in update else f"{x} += 1"
     who = _called(t, names, _("This tensor"))
-    title = (_("{who} is a view of {what} that requires grad, so it can't be changed in "
-               "place.") if err.view else
-             _("{who} is a leaf tensor that requires grad, so it can't be changed in place."))
+    if not err.view:
+        title = _("{who} is a leaf tensor that requires grad, so it can't be changed in "
+                  "place.")
+    elif leaf:
+        title = _("{who} is a view of `{leaf}`, a leaf tensor that requires grad, so it "
+                  "can't be changed in place.")
+    else:
+        title = _("{who} is a view of a leaf tensor that requires grad, so it can't be "
+                  "changed in place.")
     return Explanation(
-        title.format(who=who, what=what),
+        title.format(who=who, leaf=leaf),
         [_("A leaf is a tensor you made yourself with requires_grad=True. Its gradient "
            "arrives through its AccumulateGrad node, which adds it into `{x}.grad`. To "
            "record an in-place change (`{x} += 1`, `{x}.add_(1)`, `{x}[0] = 0`), autograd "
