@@ -172,7 +172,8 @@ def test_the_mo_format_carries_contexts_plurals_and_escapes():
     assert catalog.gettext("Run") == "Run"  # the context is part of the key
     assert [catalog.ngettext("{n} step", "{n} steps", n) for n in (1, 3, 5, 21)] == \
         ["{n} шаг", "{n} шага", "{n} шагов", "{n} шаг"]
-    assert catalog.gettext('a "quoted"\ntwo-line message') == "«в кавычках»\nна двух строках"
+    assert catalog.gettext('a "quoted"\ntwo-line message') == \
+        "«в кавычках»\nна двух строках"
     # untranslated and fuzzy entries are left out: they fall back to English
     assert catalog.gettext("untranslated") == "untranslated"
     assert catalog.gettext("Back") == "Back"

@@ -59,5 +59,6 @@ def line_chart(points: list[tuple[int, float | None]], label: str) -> str:
         parts.append(f"<text x='{px(i):.1f}' y='{H - 6}' text-anchor='middle' "
                      f"fill='#555'>{click}</text>")
     parts.append(f"<text x='{W - 10}' y='{H - 16}' text-anchor='end' fill='#555'>"
-                 f"{esc(_('click'))}</text><text x='{PAD + 4}' y='11' fill='#555'>{esc(label)}</text></svg>")
+                 f"{esc(_('click'))}</text>"
+                 f"<text x='{PAD + 4}' y='11' fill='#555'>{esc(label)}</text></svg>")
     return "".join(parts)
