@@ -417,6 +417,30 @@ def test_lang_chooses_the_language_of_one_magic_call(ip, lang):
     assert isinstance(BackwardStepper, type)
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_lang_works_for_every_magic(ip, lang):
+    before = i18n._state["chosen"]
+    _r, out, _o = run(ip, f"%%autograd_graph --lang {lang}\nn = 1 + 1")
+    ip.user_ns.pop("n", None)
+    with language(lang):
+        nothing = _("the cell built no graph (no tensor with a grad_fn)")
+        mode = _("autograd_display is {mode}").format(mode="text")
+    assert nothing in out and "built no graph" not in out
+    _r, out, _o = run(ip, f"%autograd_display --lang {lang}")
+    assert mode in out
+    assert i18n._state["chosen"] == before  # each call's language ends with the call
+
+
+def test_the_catalog_command_line_checks_and_compiles():
+    import sys
+    done = subprocess.run([sys.executable, "-m", "autograd_kit.locale", "check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    wrong = subprocess.run([sys.executable, "-m", "autograd_kit.locale", "frobnicate"],
+                           capture_output=True, text=True)
+    assert wrong.returncode == 2 and "extract|update|compile|check" in wrong.stdout
+
+
 def test_an_unknown_lang_is_a_one_line_usage_error(ip):
     with pytest.raises(UsageError) as err:
         ip.run_line_magic("autograd_step", "loss --lang fr")
