@@ -31,6 +31,18 @@ _SETUP = ("x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
           "y = x * 2\n"
           "z = y.sin()        # sin saves y for its backward")
 
+#: the comments of the cases' code, shown in the current language
+COMMENTS = (N_("sin saves y for its backward"), N_("changes part of the saved y"),
+            N_("a copy with its own memory"))
+
+
+def spoken(code: str) -> str:
+    """A case's code as shown: its comments in the current language."""
+    for comment in COMMENTS:
+        code = code.replace("# " + comment, "# " + _(comment))
+    return code
+
+
 CASES = {
     "leaf": (N_("on a leaf"), "x = torch.tensor([1., 2., 3.], requires_grad=True)",
              "x += 1", ["x"], "x"),
@@ -104,12 +116,12 @@ def _versions(state: dict) -> str:
 def attempt_html(a: Attempt) -> str:
     """The report of one attempt: lines, verdict, proof table, picture."""
     _title, setup, attempt, *_rest = CASES[a.key]
-    code = esc(setup) + "\n<b>" + esc(attempt) + "</b>"
+    code = esc(spoken(setup)) + "\n<b>" + esc(spoken(attempt)) + "</b>"
     rows = []
     for line, ok, before, after in a.lines:
         mark = f"<span style='color:#3c8c3c'>{_('accepted')}</span>" if ok else \
             f"<span style='color:#c0392b'>{_('refused')}</span>"
-        rows.append(f"<tr><td><code>{esc(line)}</code></td><td>{mark}</td>"
+        rows.append(f"<tr><td><code>{esc(spoken(line))}</code></td><td>{mark}</td>"
                     f"<td>{esc(_versions(before))}</td><td>{esc(_versions(after))}</td></tr>")
     lines = (f"{TABLE}<tr><th>{_('line')}</th><th>{_('engine')}</th>"
              f"<th>{_('versions before')}</th><th>{_('versions after')}</th></tr>"
@@ -118,7 +130,8 @@ def attempt_html(a: Attempt) -> str:
         verdict = box(_("Accepted: every line ran."), "ok")
     else:
         verdict = box(_("Refused at {line}:").format(
-            line=f"<code>{esc(a.refused_line)}</code>") + " " + explain(a.error), "error")
+            line=f"<code>{esc(spoken(a.refused_line))}</code>") + " " + explain(a.error),
+            "error")
     return (f"<pre style='margin:2px 0'>{code}</pre>{verdict}{lines}{_proof(a)}"
             f"{picture_html(a.graph)}")
 
@@ -187,7 +200,8 @@ class InplaceDemo(Bench):
             _title, setup, attempt, *_rest = CASES[key]
             press = _("Press {button} to run the bold lines.").format(
                 button=f"<b>{_('try it')}</b>")
-            self.report.value = (f"<pre style='margin:2px 0'>{esc(setup)}\n<b>{esc(attempt)}"
+            self.report.value = (f"<pre style='margin:2px 0'>{esc(spoken(setup))}\n<b>"
+                                 f"{esc(spoken(attempt))}"
                                  f"</b></pre><div>{press}</div>")
 
     def describe(self) -> str:

@@ -118,7 +118,7 @@ class AutogradMagics(Magics):
 
     def _graph(self, args, cell: str | None) -> None:
         if args.max_nodes is not None and args.max_nodes < 1:
-            raise UsageError("autograd_graph: --max-nodes must be at least 1")
+            raise UsageError("autograd_graph: " + _("--max-nodes must be at least 1"))
         if cell is not None:
             root = self._run_and_collect(cell, args.expression)
             if root is None:
