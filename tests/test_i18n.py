@@ -310,7 +310,7 @@ def test_the_stepper_over_pytorch_speaks_the_language(lang):
     x = torch.tensor([1., 2.], requires_grad=True)
     loss = (x * 3).sum()
     with language(lang):
-        s = BackwardStepper(loss, names={"x": x})
+        s = BackwardStepper(loss, names={"<script>": x})
         replayed = _("{who}'s own backward pass, replayed: {who} cannot be paused, so its "
                      "real pass ran once, with hooks on every node, when this view was made; "
                      "each step shows what {who} did at that node.").format(who="PyTorch")
@@ -318,7 +318,8 @@ def test_the_stepper_over_pytorch_speaks_the_language(lang):
         [BUTTONS[lang][0], BUTTONS[lang][2]]
     assert replayed in text(s.status.value) and "replayed" not in s.status.value
     s.run()
-    assert "x.grad = [3., 3.]" in text(s.status.value)
+    assert "<script>.grad = [3., 3.]" in text(s.status.value)
+    assert "&lt;script&gt;" in s.status.value and "<script>" not in s.status.value
 
 
 @pytest.mark.parametrize("lang", LANGS)
