@@ -38,7 +38,9 @@ def _from_locale() -> str:
     return "en"
 
 
-def _normalise(lang: str) -> str:
+def language_code(lang: str) -> str:
+    """``"zh_CN"``, ``"ru-RU"``, ``"en"`` -> ``"zh"``, ``"ru"``, ``"en"``; a language
+    the kit does not speak is a one-line ValueError."""
     code = str(lang).replace("-", "_").split("_")[0].lower()
     if code not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
@@ -48,7 +50,7 @@ def _normalise(lang: str) -> str:
 def set_language(lang: str | None) -> None:
     """Speak ``lang`` (``"en"``, ``"zh"``, ``"ru"``; ``"zh_CN"``, ``"ru-RU"`` work
     too) from now on; ``None`` goes back to the locale's choice."""
-    _state["chosen"] = None if lang is None else _normalise(lang)
+    _state["chosen"] = None if lang is None else language_code(lang)
     _state["lang"] = _state["catalog"] = None
 
 

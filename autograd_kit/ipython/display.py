@@ -22,7 +22,7 @@ import html
 from contextlib import nullcontext
 
 from ..graph import Node
-from ..i18n import N_, _, language
+from ..i18n import N_, _, language, language_code
 from ..tensor import Tensor
 from ..viz import access
 
@@ -91,9 +91,7 @@ def card_rows(t) -> list[tuple[str, str]]:
 def set_card_language(lang: str | None) -> None:
     """Cards speak ``lang`` from now on (``%autograd_display card --lang zh``);
     None: the notebook's language."""
-    with language(lang):  # checks the name: a one-line ValueError if unknown
-        pass
-    _state["lang"] = lang
+    _state["lang"] = language_code(lang) if lang else None
 
 
 def card_language() -> str | None:

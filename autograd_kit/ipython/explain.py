@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from .. import errors
-from ..i18n import N_, _, language
+from ..i18n import N_, _, language, language_code
 from . import culprits
 from .display import name_of
 
@@ -408,9 +408,7 @@ def after_cell(result) -> None:
 def set_explain_language(lang: str | None) -> None:
     """Explain in ``lang`` from now on (``%autograd_explain on --lang ru``); None:
     in the notebook's language.  An unknown name is a one-line ValueError."""
-    with language(lang):
-        pass
-    _state["lang"] = lang
+    _state["lang"] = language_code(lang) if lang else None
 
 
 def explain_language() -> str | None:
