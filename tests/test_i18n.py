@@ -190,6 +190,9 @@ def test_update_keeps_translations_adds_new_and_drops_gone_messages():
     merged = catalogs.update(old, template, "zh")
     assert [(e.msgid, e.msgstr) for e in merged[1:]] == [("kept", "保留"), ("new", "")]
     assert "Language: zh" in merged[0].msgstr
+    plural = [catalogs.header(), catalogs.Entry("{n} cat", plural="{n} cats", forms=["", ""])]
+    new_ru = catalogs.update([catalogs.header("ru")], plural, "ru")
+    assert new_ru[1].forms == ["", "", ""]  # as many forms as Russian has
 
 
 # -- part 2: choosing the language -------------------------------------------------

@@ -271,10 +271,13 @@ def update(po: list[Entry], template: list[Entry], language: str) -> list[Entry]
     added untranslated, messages the code no longer has dropped."""
     known = {e.key: e for e in po if e.msgid}
     out = [next((e for e in po if not e.msgid), None) or header(language)]
+    forms = re.search(r"nplurals=(\d+)", out[0].msgstr)
+    empty = [""] * (int(forms.group(1)) if forms else 2)   # a new plural message's forms
     for t in template[1:]:
         old = known.get(t.key)
+        new_forms = list(empty) if t.plural is not None else []
         out.append(Entry(t.msgid, old.msgstr if old else "", t.plural,
-                         list(old.forms) if old else list(t.forms), t.context, list(t.refs),
+                         list(old.forms) if old else new_forms, t.context, list(t.refs),
                          set(t.flags) | (old.flags - {"python-brace-format"} if old else set()),
                          old.comments if old else []))
     return out
