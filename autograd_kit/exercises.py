@@ -16,11 +16,16 @@ check answer "correct".
 
 :func:`check` never raises: a lesson run top to bottom carries on past an open or
 wrong exercise, and what is wrong is said in a sentence, not a traceback.
+The sentences come in the learner's language (:mod:`autograd_kit.i18n`);
+:data:`OPEN`, :data:`WRONG` and :data:`RIGHT` are the English words, which a
+``test`` function returns and compares (``problem == OPEN``) in every language.
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Callable
+
+from .i18n import _
 
 OPEN = "not answered yet"
 WRONG = "not quite"
@@ -80,16 +85,18 @@ def mismatch(answer: Any, expected: Any, tol: float = 1e-6) -> str | None:
     got, want = _as_plain(answer), _as_plain(expected)
     if isinstance(want, list):
         if not isinstance(got, list):
-            return f"a single value ({got!r}) was given where {len(want)} values were expected"
+            return _("a single value ({got}) was given where {n} values were expected").format(
+                got=repr(got), n=len(want))
         if _shape(got) != _shape(want):
-            return f"the shape is {_shape(got)}, but it should be {_shape(want)}"
+            return _("the shape is {got}, but it should be {want}").format(
+                got=_shape(got), want=_shape(want))
     elif isinstance(got, list):
-        return f"{len(got)} values were given where one value was expected"
+        return _("{n} values were given where one value was expected").format(n=len(got))
     if isinstance(want, bool) and not isinstance(got, bool):
-        return f"the answer should be True or False, not {got!r}"
+        return _("the answer should be True or False, not {got}").format(got=repr(got))
     if _close(got, want, tol):
         return None
-    return f"{got!r} is not the right value"
+    return _("{got} is not the right value").format(got=repr(got))
 
 
 def check(title: str, answer: Any, expected: Any = None, *,
@@ -103,21 +110,23 @@ def check(title: str, answer: Any, expected: Any = None, *,
     else what is wrong in words) decides.
     ``hint`` is printed with a wrong answer, ``why`` with a right one."""
     if _is_open(answer):
-        print(f"{title}: {OPEN}. Replace the ... in the exercise cell with your answer, "
-              "run that cell, then run this one again.")
-        return
+        return _say_open(title)
     try:
         problem = test(answer) if test is not None else mismatch(answer, expected, tol)
     except Exception as err:  # the learner's answer broke the test itself
-        problem = f"checking it raised {type(err).__name__}: {err}"
+        problem = _("checking it raised {error}").format(error=f"{type(err).__name__}: {err}")
     if problem == OPEN:
-        print(f"{title}: {OPEN}. Replace the ... in the exercise cell with your answer, "
-              "run that cell, then run this one again.")
-        return
+        return _say_open(title)
     if problem:
-        print(f"{title}: {WRONG}: {problem}." + (f" Hint: {hint}" if hint else ""))
+        hint = " " + _("Hint: {hint}").format(hint=hint) if hint else ""
+        print(_("{title}: not quite: {problem}.").format(title=title, problem=problem) + hint)
         return
-    print(f"{title}: {RIGHT}." + (f" {why}" if why else ""))
+    print(_("{title}: correct.").format(title=title) + (f" {why}" if why else ""))
+
+
+def _say_open(title: str) -> None:
+    print(_("{title}: not answered yet. Replace the ... in the exercise cell with your "
+            "answer, run that cell, then run this one again.").format(title=title))
 
 
 # --- exercises that ask for a backward formula -------------------------------------
@@ -135,35 +144,37 @@ def _call_backward(fn_cls, inputs):
     out = fn_cls.apply(*inputs)
     node = getattr(out, "grad_fn", None)
     if node is None or not hasattr(node, "ctx"):
-        return None, "apply() gave a result without a grad_fn: did forward return a tensor?"
+        return None, _("apply() gave a result without a grad_fn: did forward return a tensor?")
     ones = Tensor._make(backend.np.ones(out._data.shape, dtype=out._data.dtype))
     try:
         grads = fn_cls.backward(node.ctx, ones)
     except Exception as err:
         if not node.ctx._to_save and ("unpack" in str(err) or isinstance(err, IndexError)):
-            return None, ("backward reads ctx.saved_tensors, but forward saved nothing: "
-                          "call ctx.save_for_backward(...) in forward")
-        return None, f"calling backward raised {type(err).__name__}: {err}"
+            return None, _("backward reads ctx.saved_tensors, but forward saved nothing: "
+                           "call ctx.save_for_backward(...) in forward")
+        return None, _("calling backward raised {error}").format(
+            error=f"{type(err).__name__}: {err}")
     return (grads if isinstance(grads, tuple) else (grads,)), None
 
 
 def _shape_problem(grads, inputs) -> str | None:
     from .tensor import Tensor
     if len(grads) != len(inputs):
-        return (f"backward returned {len(grads)} gradient(s), but forward takes "
-                f"{len(inputs)} input(s): return one per input, in order")
+        return _("backward returned {grads} gradient(s), but forward takes {inputs} input(s): "
+                 "return one per input, in order").format(grads=len(grads), inputs=len(inputs))
     for i, (grad, x) in enumerate(zip(grads, inputs)):
         if not (isinstance(x, Tensor) and x.requires_grad):
             continue
         if grad is None:
-            return f"backward returned None for input {i}, which requires a gradient"
+            return _("backward returned None for input {i}, which requires a gradient").format(
+                i=i)
         if not isinstance(grad, Tensor):
-            return (f"the gradient for input {i} is a {type(grad).__name__}, not a tensor: "
-                    "build it from g and the saved tensors")
+            return _("the gradient for input {i} is a {type}, not a tensor: build it from g "
+                     "and the saved tensors").format(i=i, type=type(grad).__name__)
         if tuple(grad.shape) != tuple(x.shape):
-            return (f"the gradient for input {i} has shape {_dims(grad.shape)}, but input {i} "
-                    f"has shape {_dims(x.shape)}: a gradient has its input's shape "
-                    "(one number per input element)")
+            return _("the gradient for input {i} has shape {got}, but input {i} has shape "
+                     "{want}: a gradient has its input's shape (one number per input "
+                     "element)").format(i=i, got=_dims(grad.shape), want=_dims(x.shape))
     return None
 
 
@@ -178,10 +189,11 @@ def _value_problem(fn_cls, inputs, atol=1e-5, rtol=1e-3) -> str | None:
         if bad.any():
             r, c = divmod(int((abs(a - n) * bad).argmax()), n.shape[1])
             value = inputs[i].detach().reshape(-1)[c].item()
-            return (f"gradcheck disagrees for input {i}: where it is {value:.6g}, "
-                    f"d out[{r}] / d input[{c}] is {n[r, c]:.6g} by central differences, "
-                    f"but your backward gives {a[r, c]:.6g} "
-                    f"({int(bad.sum())} of {bad.size} Jacobian entries differ)")
+            return _("gradcheck disagrees for input {i}: where it is {value}, d out[{r}] / "
+                     "d input[{c}] is {numerical} by central differences, but your backward "
+                     "gives {analytical} ({bad} of {size} Jacobian entries differ)").format(
+                i=i, value=f"{value:.6g}", r=r, c=c, numerical=f"{n[r, c]:.6g}",
+                analytical=f"{a[r, c]:.6g}", bad=int(bad.sum()), size=bad.size)
     return None
 
 

@@ -9,6 +9,12 @@ out in English, never blank.
 The language is, in order: the last :func:`set_language` call, else the
 locale (``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else English.
 PyTorch's own error text is never translated: it stays as PyTorch prints it.
+
+In the code a message is written whole, with named places for the values:
+``_("Step {n} of {total}").format(n=..., total=...)``, so that a translation
+may put the values where its grammar wants them.  ``python -m
+autograd_kit.locale extract|update|compile`` keeps the catalogs in step with the
+code (see :mod:`autograd_kit.locale`).
 """
 from __future__ import annotations
 
@@ -32,7 +38,9 @@ def _from_locale() -> str:
     return "en"
 
 
-def _normalise(lang: str) -> str:
+def language_code(lang: str) -> str:
+    """``"zh_CN"``, ``"ru-RU"``, ``"en"`` -> ``"zh"``, ``"ru"``, ``"en"``; a language
+    the kit does not speak is a one-line ValueError."""
     code = str(lang).replace("-", "_").split("_")[0].lower()
     if code not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
@@ -42,7 +50,7 @@ def _normalise(lang: str) -> str:
 def set_language(lang: str | None) -> None:
     """Speak ``lang`` (``"en"``, ``"zh"``, ``"ru"``; ``"zh_CN"``, ``"ru-RU"`` work
     too) from now on; ``None`` goes back to the locale's choice."""
-    _state["chosen"] = None if lang is None else _normalise(lang)
+    _state["chosen"] = None if lang is None else language_code(lang)
     _state["lang"] = _state["catalog"] = None
 
 
@@ -77,5 +85,14 @@ def _(message: str) -> str:
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
-    """The singular or plural form for ``n``, in the current language."""
-    return _catalog().ngettext(singular, plural, n)
+    """The form for ``n`` (``"1 step"``, ``"3 steps"``), in the current language:
+    each catalog says how many forms it has and which one ``n`` takes (Russian
+    has three: 1 шаг, 2 шага, 5 шагов; Chinese one)."""
+    return _catalog().ngettext(singular, plural, n) or (singular if n == 1 else plural)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalogs without translating it yet: for words
+    kept in a table at import time and translated where they are shown
+    (``_(WORDS[kind])``), in the language of that moment."""
+    return message

@@ -480,8 +480,8 @@ def test_still_copy_escapes_names():
 
 def test_legend_explains_the_dashed_saved_tensor_lines():
     from autograd_kit.widgets import marks
-    legend = text(marks.LEGEND)
+    legend = text(marks.legend_html())
     assert "saved tensor" in legend and "dashed" in legend
-    assert "dashed" in marks.LEGEND.split("border-top:")[1].split(";")[0]
+    assert "dashed" in marks.legend_html().split("border-top:")[1].split(";")[0]
     x, w, loss = small_graph()
-    assert marks.LEGEND in BackwardStepper(loss)._repr_mimebundle_()["text/html"]
+    assert marks.legend_html() in BackwardStepper(loss)._repr_mimebundle_()["text/html"]

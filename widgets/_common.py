@@ -10,6 +10,7 @@ import html
 import ipywidgets as W
 
 from autograd_kit.autograd import backward_steps
+from autograd_kit.i18n import N_, _, get_language, language
 from autograd_kit.viz import access, labels
 
 TABLE = ("<style>.ak-table td, .ak-table th {padding: 1px 8px; text-align: left; "
@@ -44,18 +45,25 @@ def name_index(names) -> dict[int, str]:
     return out
 
 
-def tensor_name(t, index: dict[int, str], default: str = "a leaf") -> str:
-    """The variable name of ``t`` if known, else ``default`` with its shape."""
+#: what an unnamed tensor is called, with its shape
+KINDS = {"leaf": N_("a leaf of shape {shape}"),
+         "retained tensor": N_("a retained tensor of shape {shape}")}
+
+
+def tensor_name(t, index: dict[int, str], kind: str = "leaf") -> str:
+    """The variable name of ``t`` if known, else ``a leaf of shape (3)`` (the
+    ``kind`` of tensor, from :data:`KINDS`, with its shape)."""
     name = index.get(id(t))
     if name:
         return name
-    return f"{default} of shape {labels.shape_text(access.shape_of(t))}"
+    return _(KINDS[kind]).format(shape=labels.shape_text(access.shape_of(t)))
 
 
 def grad_label(t, index: dict[int, str], kind: str = "leaf") -> str:
     """``x.grad`` for a named tensor, ``.grad of a leaf of shape (3)`` otherwise."""
     name = index.get(id(t))
-    return f"{name}.grad" if name else f".grad of {tensor_name(t, index, 'a ' + kind)}"
+    return f"{name}.grad" if name else _(".grad of {tensor}").format(
+        tensor=tensor_name(t, index, kind))
 
 
 def box(message_html: str, kind: str = "info") -> str:
@@ -82,39 +90,56 @@ def error_kind(err: BaseException) -> str:
     return next((k for words, k in MESSAGE_KINDS if words in message), "")
 
 
-def explain(err: BaseException, who: str = "The engine") -> str:
-    """An engine error in plain words, then the engine's own message (HTML).
+ENGINE = N_("The engine")  # who ran a pass, when it is autograd_kit's engine
+
+
+def who_text(who: str) -> str:
+    """The subject of a sentence about the engine: "The engine" translated,
+    ``"PyTorch"`` as it is."""
+    return _(ENGINE) if who == ENGINE else who
+
+
+#: an engine error's kind, in plain words (PyTorch's own message follows them)
+ERROR_WORDS = {
+    "graph_freed": N_("This graph was already used by a backward pass that freed the "
+                      "tensors it had saved, so there is nothing left to compute the "
+                      "gradients from. Run the forward pass again to build a new graph, "
+                      "or give the first backward retain_graph=True."),
+    "non_scalar": N_("The root holds more than one number. backward() can start on its "
+                     "own only from a single number (the loss); for a tensor, say how "
+                     "much each element matters: pass gradient=torch.ones_like(root)."),
+    "no_grad_fn": N_("This tensor is not part of any graph: it does not require grad and "
+                     "has no grad_fn, so no gradient can flow back from it. Create the "
+                     "inputs with requires_grad=True before computing it."),
+    "grad_shape": N_("The gradient given for the root must have the root's shape."),
+    "inplace_changed": N_("A tensor saved for backward was changed in place after it "
+                          "was saved, so the gradient would be computed from the wrong "
+                          "numbers. The pass stopped instead."),
+    "leaf_inplace": N_("A leaf that requires grad cannot be changed in place: its .grad "
+                       "would describe a value that no longer exists. The engine refused "
+                       "before touching anything."),
+}
+
+
+def explain(err: BaseException, who: str = ENGINE) -> str:
+    """An engine error in plain words, then the engine's own message (HTML), which
+    stays as the engine wrote it (PyTorch's wording, in English).
     ``who`` names the engine in the message line: ``"PyTorch"``."""
     kind = error_kind(err)
-    words = {
-        "graph_freed": "This graph was already used by a backward pass that freed the "
-                       "tensors it had saved, so there is nothing left to compute the "
-                       "gradients from. Run the forward pass again to build a new graph, "
-                       "or give the first backward retain_graph=True.",
-        "non_scalar": "The root holds more than one number. backward() can start on its "
-                      "own only from a single number (the loss); for a tensor, say how "
-                      "much each element matters: pass gradient=torch.ones_like(root).",
-        "no_grad_fn": "This tensor is not part of any graph: it does not require grad and "
-                      "has no grad_fn, so no gradient can flow back from it. Create the "
-                      "inputs with requires_grad=True before computing it.",
-        "grad_shape": "The gradient given for the root must have the root's shape.",
-        "inplace_changed": "A tensor saved for backward was changed in place after it "
-                           "was saved, so the gradient would be computed from the wrong "
-                           "numbers. The pass stopped instead.",
-        "leaf_inplace": "A leaf that requires grad cannot be changed in place: its .grad "
-                        "would describe a value that no longer exists. The engine refused "
-                        "before touching anything.",
-    }.get(kind)
+    words = _(ERROR_WORDS[kind]) if kind in ERROR_WORDS else None
     if kind == "saved_modified":
-        node = access.node_name(err.node)
-        words = (f"{node} saved '{err.saved_name}' for backward at version {err.expected}, "
-                 f"but that tensor is now at version {err.found}: an in-place operation "
-                 "changed it after it was saved, so the gradient would be computed from "
-                 "the wrong numbers. The engine stopped instead.")
-    words = words or f"{who} stopped with an error."
-    source = "Engine" if who == "The engine" else f"{who}'s"
-    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>{esc(source)} message "
-            f"({esc(type(err).__name__)}): <code>{esc(err)}</code></span>")
+        words = _("{node} saved '{saved}' for backward at version {expected}, but that "
+                  "tensor is now at version {found}: an in-place operation changed it "
+                  "after it was saved, so the gradient would be computed from the wrong "
+                  "numbers. The engine stopped instead.").format(
+            node=access.node_name(err.node), saved=err.saved_name, expected=err.expected,
+            found=err.found)
+    words = words or _("{who} stopped with an error.").format(who=who_text(who))
+    kind_name = esc(type(err).__name__)
+    source = (_("Engine message ({kind}):").format(kind=kind_name) if who == ENGINE else
+              _("{who}'s message ({kind}):").format(who=esc(who), kind=kind_name))
+    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>{source} "
+            f"<code>{esc(err)}</code></span>")
 
 
 def picture(graph, styles: dict | None = None) -> tuple[str, str | None]:
@@ -123,7 +148,7 @@ def picture(graph, styles: dict | None = None) -> tuple[str, str | None]:
     try:
         return (graph.restyle(styles) if styles else graph.svg()), None
     except Exception as err:  # no Graphviz: say so in words, keep the widget usable
-        return "", f"The graph could not be drawn: {err}"
+        return "", _("The graph could not be drawn: {error}").format(error=err)
 
 
 def picture_html(graph, styles: dict | None = None) -> str:
@@ -149,8 +174,8 @@ class EnginePass:
         self._gen.close()
 
 
-STILL_NOTE = ("<div style='font-size:85%;color:#666'>A still copy of the widget as it "
-              "was displayed; run the notebook to use its buttons.</div>")
+STILL_NOTE = N_("A still copy of the widget as it was displayed; run the notebook to "
+                "use its buttons.")
 
 
 def _width(widget) -> str:
@@ -194,18 +219,33 @@ class Bench(W.VBox):
     """Base of every widget here: a VBox with a deterministic text repr and,
     beside the live view, a still HTML copy for pages read without a kernel
     (GitHub, nbviewer, an HTML export).  Front ends that run widgets rank the
-    widget view above ``text/html`` and show the live widget."""
+    widget view above ``text/html`` and show the live widget.
+
+    A bench keeps the language it was made in (``self.lang``): a click later
+    on, after the notebook switched languages, still answers in it."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.lang = get_language()
+
+    def speaking(self):
+        """``with self.speaking():`` -- the bench's own language."""
+        return language(getattr(self, "lang", None) or get_language())
 
     def describe(self) -> str:
         return ""
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.describe()})"
+        with self.speaking():
+            return f"{type(self).__name__}({self.describe()})"
 
     def still_html(self) -> str:
         """The current picture and panel as HTML (no script, names escaped)."""
+        with self.speaking():
+            note = _(STILL_NOTE)
         return (f"<div class='ak-still' style='border:1px solid #ddd;padding:4px'>"
-                f"{STILL_NOTE}{still_html(self)}</div>")
+                f"<div style='font-size:85%;color:#666'>{note}</div>"
+                f"{still_html(self)}</div>")
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

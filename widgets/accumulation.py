@@ -18,10 +18,18 @@ from __future__ import annotations
 import ipywidgets as W
 
 import autograd_kit as ak
+from autograd_kit.i18n import N_, _
 from autograd_kit.viz import access
 
 from ._common import TABLE, Bench, box, button, esc, explain, values
 from .plot import line_chart
+
+
+#: the actions, as the table and the status line call them
+ACTIONS = {"start": N_("start"), "forward (new graph)": N_("forward (new graph)"),
+           "backward": N_("backward"),
+           "backward (retain_graph=True)": N_("backward (retain_graph=True)"),
+           "zero grad": N_("zero grad")}
 
 
 def _default_loss(x):
@@ -48,8 +56,9 @@ class AccumulationDemo(Bench):
         try:
             value = float(x_value)
         except (TypeError, ValueError):
-            self.problem = (f"x_value must be a number (it becomes x = torch.tensor(value, "
-                            f"requires_grad=True)); it was given {x_value!r}.")
+            self.problem = _("x_value must be a number (it becomes x = torch.tensor(value, "
+                             "requires_grad=True)); it was given {value}.").format(
+                value=repr(x_value))
         else:
             self.x = self.lib.tensor(value, requires_grad=True)
             self._build_loss()
@@ -62,12 +71,13 @@ class AccumulationDemo(Bench):
         try:
             loss = self.loss_fn(self.x)
         except Exception as err:  # the user's function failed: say so in words
-            self.problem = f"loss_fn(x) failed: {type(err).__name__}: {err}"
+            self.problem = _("loss_fn(x) failed: {error}").format(
+                error=f"{type(err).__name__}: {err}")
             return
         if not (access.engine_name(loss) and loss.grad_fn is not None
                 and loss.numel() == 1):
-            self.problem = ("loss_fn(x) must return a single-number tensor computed "
-                            f"from x (with a grad_fn); it returned {loss!r}.")
+            self.problem = _("loss_fn(x) must return a single-number tensor computed from x "
+                             "(with a grad_fn); it returned {value}.").format(value=repr(loss))
             return
         self.loss = loss
 
@@ -96,7 +106,7 @@ class AccumulationDemo(Bench):
     @property
     def grads(self) -> list[float | None]:
         """``x.grad`` after each action, starting with None."""
-        return [g for _, g, _ in self.history]
+        return [g for _action, g, _error in self.history]
 
     def _record(self, action: str, err) -> None:
         grad = None if self.x.grad is None else float(self.x.grad.item())
@@ -106,12 +116,12 @@ class AccumulationDemo(Bench):
 
     # -- the view ---------------------------------------------------------------
     def _build_view(self) -> None:
-        self.forward_button = button("forward", self.forward, "build the loss again")
-        self.backward_button = button("backward", self.backward, "loss.backward()")
-        self.retain_button = button("backward (retain_graph=True)",
+        self.forward_button = button(_("forward"), self.forward, _("build the loss again"))
+        self.backward_button = button(_("backward"), self.backward, "loss.backward()")
+        self.retain_button = button(_("backward (retain_graph=True)"),
                                     lambda: self.backward(True),
                                     "loss.backward(retain_graph=True)")
-        self.zero_button = button("zero grad", self.zero_grad, "x.grad.zero_()")
+        self.zero_button = button(_("zero grad"), self.zero_grad, "x.grad.zero_()")
         buttons = [self.forward_button, self.backward_button, self.retain_button,
                    self.zero_button]
         for b in buttons:
@@ -125,6 +135,10 @@ class AccumulationDemo(Bench):
                          W.HBox([self.table, self.chart])]
 
     def _render(self) -> None:
+        with self.speaking():
+            self._render_now()
+
+    def _render_now(self) -> None:
         if self.problem is not None:
             self.code.value = ""
             self.status.value = box(esc(self.problem), "error")
@@ -132,22 +146,28 @@ class AccumulationDemo(Bench):
         self.code.value = (f"<pre style='margin:2px 0'>x = torch.tensor("
                            f"{esc(values(self.x))}, requires_grad=True)\n{esc(self.label)}"
                            "</pre>")
-        action, grad, _ = self.history[-1] if self.history else ("start", None, None)
+        action = self.history[-1][0] if self.history else "start"
         if self._last_error is not None:
-            self.status.value = box(f"{esc(action)}: " + explain(self._last_error), "error")
+            self.status.value = box(f"{esc(_(ACTIONS[action]))}: " + explain(self._last_error),
+                                    "error")
         else:
-            self.status.value = box(esc(f"after {action}: x.grad = {values(self.x.grad)}"),
-                                    "ok" if action != "start" else "info")
+            self.status.value = box(esc(_("after {action}: x.grad = {grad}").format(
+                action=_(ACTIONS[action]), grad=values(self.x.grad))),
+                "ok" if action != "start" else "info")
+        refused = _("engine refused")
         rows = "".join(
-            f"<tr><td>{i}</td><td>{esc(a)}</td><td>{esc('None' if g is None else f'{g:.6g}')}"
-            f"</td><td>{'engine refused' if e else ''}</td></tr>"
+            f"<tr><td>{i}</td><td>{esc(_(ACTIONS[a]))}</td>"
+            f"<td>{esc('None' if g is None else f'{g:.6g}')}"
+            f"</td><td>{esc(refused) if e else ''}</td></tr>"
             for i, (a, g, e) in enumerate(self.history))
-        self.table.value = (f"{TABLE}<tr><th>click</th><th>action</th><th>x.grad</th>"
-                            f"<th></th></tr>{rows}</table>")
-        self.chart.value = line_chart(list(enumerate(self.grads)), "x.grad after each click")
+        self.table.value = (f"{TABLE}<tr><th>{_('click')}</th><th>{_('action')}</th>"
+                            f"<th>x.grad</th><th></th></tr>{rows}</table>")
+        self.chart.value = line_chart(list(enumerate(self.grads)),
+                                      _("x.grad after each click"))
 
     def describe(self) -> str:
         if self.problem is not None:
-            return "cannot build the loss"
-        return f"x={values(self.x)}, {self.label}, clicks={len(self.history) - 1}, " \
-               f"x.grad={values(self.x.grad)}"
+            return _("cannot build the loss")
+        return _("x={x}, {label}, clicks={clicks}, x.grad={grad}").format(
+            x=values(self.x), label=self.label, clicks=len(self.history) - 1,
+            grad=values(self.x.grad))

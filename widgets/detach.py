@@ -19,6 +19,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 import autograd_kit as ak
+from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
 from ._common import TABLE, Bench, box, esc, picture_html, values
@@ -26,10 +27,10 @@ from ._common import TABLE, Bench, box, esc, picture_html, values
 CUT = {"color": "#d62728", "style": "filled,dashed", "penwidth": "2"}
 
 WAYS = (
-    ("a separate leaf", "c = torch.tensor({v}, requires_grad=True)",
+    (N_("a separate leaf"), "c = torch.tensor({v}, requires_grad=True)",
      lambda lib, x, v: lib.tensor(v, requires_grad=True)),
-    ("the same tensor", "c = x", lambda lib, x, v: x),
-    ("a constant", "c = torch.tensor({v})", lambda lib, x, v: lib.tensor(v)),
+    (N_("the same tensor"), "c = x", lambda lib, x, v: x),
+    (N_("a constant"), "c = torch.tensor({v})", lambda lib, x, v: lib.tensor(v)),
     ("detach().clone()", "c = x.detach().clone()", lambda lib, x, v: x.detach().clone()),
     ("clone()", "c = x.clone()", lambda lib, x, v: x.clone()),
 )
@@ -37,11 +38,11 @@ WAYS = (
 
 def _grad_text(t, x) -> str:
     if t is x:
-        return "— (c is x)"
+        return _("— (c is x)")
     if not t.requires_grad:
-        return "— (does not require grad)"
+        return _("— (does not require grad)")
     if not t.is_leaf:
-        return "— (not a leaf)"
+        return _("— (not a leaf)")
     return values(t.grad)
 
 
@@ -59,7 +60,8 @@ class DetachDemo(Bench):
         try:
             self.x_value = float(x_value)
         except (TypeError, ValueError):
-            self.problem = f"x_value must be a number; it was given {x_value!r}."
+            self.problem = _("x_value must be a number; it was given {value}.").format(
+                value=repr(x_value))
             self.children = [W.HTML(box(esc(self.problem), "error"))]
             return
         self.problem = None
@@ -68,7 +70,7 @@ class DetachDemo(Bench):
         self.table = W.HTML(self._table())
         self.tabs = W.Tab(children=[W.HTML(self._card(r)) for r in self.results])
         for i, r in enumerate(self.results):
-            self.tabs.set_title(i, r["way"])
+            self.tabs.set_title(i, _(r["way"]))
         self.children = [W.HTML(self._intro()), self.table, self.tabs]
 
     def _v(self) -> str:
@@ -79,7 +81,7 @@ class DetachDemo(Bench):
         c = make(self.lib, x, self.x_value)
         y = x * c
         node = y.grad_fn
-        edges = [n is not None for n, _ in node.next_functions]
+        edges = [n is not None for n, _nr in node.next_functions]
         cut = c if not edges[1] else None
         graph_before = make_dot(y, names={"x": x, "c": c, "y": y}, show_saved=True,
                                 node_styles={cut: CUT} if cut is not None else None)
@@ -90,36 +92,43 @@ class DetachDemo(Bench):
 
     def _intro(self) -> str:
         v = self._v()
-        return (f"<div>Five ways to build <code>y = x * c</code> with <code>x = torch.tensor("
-                f"{esc(v)}, requires_grad=True)</code> and <code>c</code> worth {esc(v)}, then "
-                "<code>y.backward()</code>. Same value of y, different graphs, different "
-                "gradients. <span style='border:2px dashed #d62728;padding:0 3px'>Red dashed"
-                "</span> = a value MulBackward0 uses but sends no gradient to (a cut edge)."
-                "</div>")
+        red = f"<span style='border:2px dashed #d62728;padding:0 3px'>{_('Red dashed')}</span>"
+        return "<div>" + _(
+            "Five ways to build {y} with {x} and {c} worth {v}, then {backward}. Same value "
+            "of y, different graphs, different gradients. {red} = a value MulBackward0 "
+            "uses but sends no gradient to (a cut edge).").format(
+            y="<code>y = x * c</code>",
+            x=f"<code>x = torch.tensor({esc(v)}, requires_grad=True)</code>",
+            c="<code>c</code>", v=esc(v), backward="<code>y.backward()</code>",
+            red=red) + "</div>"
 
     def _table(self) -> str:
         rows = []
         for r in self.results:
             kept = sum(r["edges"])
-            edges = f"{kept} of 2" + ("" if kept == 2 else " (edge to c cut)")
-            rows.append(f"<tr><td>{esc(r['way'])}</td><td><code>{esc(r['code'])}</code></td>"
+            edges = (_("{kept} of 2").format(kept=kept) if kept == 2 else
+                     _("{kept} of 2 (edge to c cut)").format(kept=kept))
+            rows.append(f"<tr><td>{esc(_(r['way']))}</td><td><code>{esc(r['code'])}</code></td>"
                         f"<td>{esc(r['y_value'])}</td><td><b>{esc(r['x_grad'])}</b></td>"
                         f"<td>{esc(r['c_grad'])}</td><td>{esc(edges)}</td></tr>")
-        return (f"{TABLE}<tr><th>way</th><th>code</th><th>y</th><th>x.grad</th>"
-                "<th>c.grad</th><th>gradient edges into MulBackward0</th></tr>"
+        return (f"{TABLE}<tr><th>{_('way')}</th><th>{_('code')}</th><th>y</th><th>x.grad</th>"
+                f"<th>c.grad</th><th>{_('gradient edges into MulBackward0')}</th></tr>"
                 + "".join(rows) + "</table>")
 
     def _card(self, r: dict) -> str:
         where = ["x" if i == 0 else "c" for i, kept in enumerate(r["edges"]) if kept]
         cut = [] if r["edges"][1] else ["c"]
-        text = (f"<code>{esc(r['code'])}</code>; <code>y = x * c</code>. MulBackward0 sends "
-                f"gradients to: {esc(', '.join(where))}"
-                + (f"; cut: {esc(', '.join(cut))}" if cut else "") +
-                f". Result: <code>x.grad = {esc(r['x_grad'])}</code>")
+        code = f"<code>{esc(r['code'])}</code>; <code>y = x * c</code>."
+        sends = _("MulBackward0 sends gradients to: {inputs}").format(
+            inputs=esc(", ".join(where)))
+        cuts = "; " + _("cut: {inputs}").format(inputs=esc(", ".join(cut))) if cut else ""
+        result = _("Result: {grad}").format(grad=f"<code>x.grad = {esc(r['x_grad'])}</code>")
+        text = f"{code} {sends}{cuts}. {result}"
         return f"<div>{text}</div>{picture_html(r['graph'])}"
 
     def describe(self) -> str:
         if self.problem is not None:
-            return "cannot build the examples"
-        grads = ", ".join(f"{r['way']}: {r['x_grad']}" for r in self.results)
-        return f"y = x * c with x = {self._v()}; x.grad by way: {grads}"
+            return _("cannot build the examples")
+        grads = ", ".join(f"{_(r['way'])}: {r['x_grad']}" for r in self.results)
+        return _("y = x * c with x = {x}; x.grad by way: {grads}").format(x=self._v(),
+                                                                          grads=grads)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 
 import autograd_kit as ak
+from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
 from ._common import TABLE, Bench, box, button, esc, explain, picture_html, values
@@ -30,15 +31,27 @@ _SETUP = ("x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
           "y = x * 2\n"
           "z = y.sin()        # sin saves y for its backward")
 
+#: the comments of the cases' code, shown in the current language
+COMMENTS = (N_("sin saves y for its backward"), N_("changes part of the saved y"),
+            N_("a copy with its own memory"))
+
+
+def spoken(code: str) -> str:
+    """A case's code as shown: its comments in the current language."""
+    for comment in COMMENTS:
+        code = code.replace("# " + comment, "# " + _(comment))
+    return code
+
+
 CASES = {
-    "leaf": ("on a leaf", "x = torch.tensor([1., 2., 3.], requires_grad=True)",
+    "leaf": (N_("on a leaf"), "x = torch.tensor([1., 2., 3.], requires_grad=True)",
              "x += 1", ["x"], "x"),
-    "non-leaf": ("on a non-leaf", "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
+    "non-leaf": (N_("on a non-leaf"), "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
                  "y = x * 2", "y += 1\ny.sum().backward()", ["x", "y"], "y"),
-    "saved slice": ("on a slice of a saved tensor", _SETUP,
+    "saved slice": (N_("on a slice of a saved tensor"), _SETUP,
                     "y[1:] += 1         # changes part of the saved y\nz.sum().backward()",
                     ["x", "y", "z"], "z"),
-    "clone": ("on a clone()", _SETUP,
+    "clone": (N_("on a clone()"), _SETUP,
               "c = y.clone()      # a copy with its own memory\nc[1:] += 1\n"
               "z.sum().backward()", ["x", "y", "c", "z"], "z"),
 }
@@ -97,26 +110,28 @@ def run_case(key: str) -> Attempt:
 
 
 def _versions(state: dict) -> str:
-    return ", ".join(f"{n}: v{v}" for n, (_, v, _) in state.items()) or "—"
+    return ", ".join(f"{n}: v{v}" for n, (_values, v, _grad) in state.items()) or "—"
 
 
 def attempt_html(a: Attempt) -> str:
     """The report of one attempt: lines, verdict, proof table, picture."""
-    _title, setup, attempt, *_ = CASES[a.key]
-    code = esc(setup) + "\n<b>" + esc(attempt) + "</b>"
+    _title, setup, attempt, *_rest = CASES[a.key]
+    code = esc(spoken(setup)) + "\n<b>" + esc(spoken(attempt)) + "</b>"
     rows = []
     for line, ok, before, after in a.lines:
-        mark = "<span style='color:#3c8c3c'>accepted</span>" if ok else \
-            "<span style='color:#c0392b'>refused</span>"
-        rows.append(f"<tr><td><code>{esc(line)}</code></td><td>{mark}</td>"
+        mark = f"<span style='color:#3c8c3c'>{_('accepted')}</span>" if ok else \
+            f"<span style='color:#c0392b'>{_('refused')}</span>"
+        rows.append(f"<tr><td><code>{esc(spoken(line))}</code></td><td>{mark}</td>"
                     f"<td>{esc(_versions(before))}</td><td>{esc(_versions(after))}</td></tr>")
-    lines = (f"{TABLE}<tr><th>line</th><th>engine</th><th>versions before</th>"
-             f"<th>versions after</th></tr>{''.join(rows)}</table>")
+    lines = (f"{TABLE}<tr><th>{_('line')}</th><th>{_('engine')}</th>"
+             f"<th>{_('versions before')}</th><th>{_('versions after')}</th></tr>"
+             f"{''.join(rows)}</table>")
     if a.accepted:
-        verdict = box("Accepted: every line ran.", "ok")
+        verdict = box(_("Accepted: every line ran."), "ok")
     else:
-        verdict = box(f"Refused at <code>{esc(a.refused_line)}</code>: " + explain(a.error),
-                      "error")
+        verdict = box(_("Refused at {line}:").format(
+            line=f"<code>{esc(spoken(a.refused_line))}</code>") + " " + explain(a.error),
+            "error")
     return (f"<pre style='margin:2px 0'>{code}</pre>{verdict}{lines}{_proof(a)}"
             f"{picture_html(a.graph)}")
 
@@ -130,15 +145,16 @@ def _proof(a: Attempt) -> str:
         cells = "".join(f"<td>{esc(s[0])}</td><td>v{s[1]}</td><td>{esc(s[2])}</td>"
                         if s else "<td colspan='3'>—</td>" for s in (b, f))
         rows.append(f"<tr><td><b>{esc(n)}</b></td>{cells}</tr>")
-    what = "the refused line" if not a.accepted else "the attempt"
-    head = (f"<tr><th></th><th colspan='3'>before {what}</th><th colspan='3'>after</th></tr>"
-            "<tr><th>tensor</th>" + "<th>values</th><th>version</th><th>grad</th>" * 2
+    before = _("before the refused line") if not a.accepted else _("before the attempt")
+    head = (f"<tr><th></th><th colspan='3'>{before}</th><th colspan='3'>{_('after')}</th>"
+            f"</tr><tr><th>{_('tensor')}</th>"
+            + f"<th>{_('values')}</th><th>{_('version')}</th><th>{_('grad')}</th>" * 2
             + "</tr>")
     note = ""
     if not a.accepted:
-        note = box("Nothing was changed by the refused line: values, versions and grads "
-                   "are the same before and after." if same else
-                   "Warning: the refused line changed something (see the table).",
+        note = box(_("Nothing was changed by the refused line: values, versions and grads "
+                     "are the same before and after.") if same else
+                   _("Warning: the refused line changed something (see the table)."),
                    "ok" if same else "warn")
     return f"{note}{TABLE}{head}{''.join(rows)}</table>"
 
@@ -150,13 +166,14 @@ class InplaceDemo(Bench):
     def __init__(self, case: str = "leaf") -> None:
         super().__init__()
         self.results: dict[str, Attempt] = {}
-        self.chooser = W.ToggleButtons(options=[(v[0], k) for k, v in CASES.items()],
+        self.chooser = W.ToggleButtons(options=[(_(v[0]), k) for k, v in CASES.items()],
                                        value=case if case in CASES else "leaf")
-        self.try_button = button("try it", lambda: self.attempt(self.chooser.value))
+        self.try_button = button(_("try it"), lambda: self.attempt(self.chooser.value))
         self.report = W.HTML()
         self.chooser.observe(lambda _c: self._show(), names="value")
         problem = "" if case in CASES else box(esc(
-            f"There is no case {case!r}; the cases are {', '.join(CASES)}."), "warn")
+            _("There is no case {case}; the cases are {cases}.").format(
+                case=repr(case), cases=", ".join(CASES))), "warn")
         self.children = [W.HTML(problem), self.chooser, self.try_button, self.report]
         self._show()
 
@@ -172,16 +189,22 @@ class InplaceDemo(Bench):
         return self.results[key]
 
     def _show(self) -> None:
+        with self.speaking():
+            self._show_now()
+
+    def _show_now(self) -> None:
         key = self.chooser.value
         if key in self.results:
             self.report.value = attempt_html(self.results[key])
         else:
-            _title, setup, attempt, *_ = CASES[key]
-            self.report.value = (f"<pre style='margin:2px 0'>{esc(setup)}\n<b>{esc(attempt)}"
-                                 "</b></pre><div>Press <b>try it</b> to run the bold lines."
-                                 "</div>")
+            _title, setup, attempt, *_rest = CASES[key]
+            press = _("Press {button} to run the bold lines.").format(
+                button=f"<b>{_('try it')}</b>")
+            self.report.value = (f"<pre style='margin:2px 0'>{esc(spoken(setup))}\n<b>"
+                                 f"{esc(spoken(attempt))}"
+                                 f"</b></pre><div>{press}</div>")
 
     def describe(self) -> str:
-        done = ", ".join(f"{k}: {'accepted' if a.accepted else 'refused'}"
+        done = ", ".join(f"{k}: {_('accepted') if a.accepted else _('refused')}"
                          for k, a in self.results.items())
         return f"case={self.chooser.value}" + (f"; {done}" if done else "")

@@ -12,19 +12,25 @@ The picture is laid out once; every step only recolours boxes through
 """
 from __future__ import annotations
 
+from autograd_kit.i18n import _
+
 DONE = {"fillcolor": "#c6efce", "color": "#3c8c3c"}
 CURRENT = {"fillcolor": "#ffd27f", "color": "#d62728", "penwidth": "3"}
 UPDATED = {"color": "#3c8c3c", "penwidth": "3"}
 FREED = {"fillcolor": "#eeeeee", "color": "#aaaaaa", "fontcolor": "#999999"}
-LEGEND = ("<span style='background:#c6efce;padding:0 4px'>done</span> "
-          "<span style='background:#ffd27f;border:2px solid #d62728;padding:0 4px'>current"
-          "</span> <span style='background:#d3d3d3;padding:0 4px'>waiting</span> "
-          "<span style='background:#eeeeee;color:#999;padding:0 4px'>saved tensor freed"
-          "</span> <span style='white-space:nowrap'><span style='display:inline-block;"
-          "width:26px;border-top:2px dashed #555;vertical-align:middle'></span> "
-          "<span style='background:orange;padding:0 4px'>saved tensor</span>: a dashed "
-          "line joins a value an op kept for its backward formula to that op (it is not "
-          "a path the gradient flows along)</span>")
+def legend_html() -> str:
+    """The key above the picture, in the current language."""
+    dashed = _("{saved}: a dashed line joins a value an op kept for its backward formula "
+               "to that op (it is not a path the gradient flows along)").format(
+        saved=f"<span style='background:orange;padding:0 4px'>{_('saved tensor')}</span>")
+    return (f"<span style='background:#c6efce;padding:0 4px'>{_('done')}</span> "
+            "<span style='background:#ffd27f;border:2px solid #d62728;padding:0 4px'>"
+            f"{_('current')}</span> <span style='background:#d3d3d3;padding:0 4px'>"
+            f"{_('waiting')}</span> <span style='background:#eeeeee;color:#999;"
+            f"padding:0 4px'>{_('saved tensor freed')}</span> "
+            "<span style='white-space:nowrap'><span style='display:inline-block;"
+            "width:26px;border-top:2px dashed #555;vertical-align:middle'></span> "
+            f"{dashed}</span>")
 
 
 def saved_box_owners(graph) -> dict[str, set]:

@@ -20,60 +20,64 @@ import re
 
 import numpy as np
 
+from autograd_kit.i18n import N_, _, ngettext
 from autograd_kit.viz import access
 
-from ._common import esc, grad_label, tensor_name, values
+from ._common import ENGINE, esc, grad_label, tensor_name, values, who_text
 
 _SUFFIX = re.compile(r"Backward\d*$")
 
 WORDS = {
-    "Add": "the gradient passes unchanged to both inputs (times alpha for the second)",
-    "Sub": "the first input receives g, the second receives -g (times alpha)",
-    "Rsub": "the tensor input receives -g",
-    "Mul": "each input receives g times the other input",
-    "Div": "the numerator receives g / denominator; the denominator receives "
-           "-g * numerator / denominator²",
-    "Neg": "the input receives -g",
-    "Pow": "the base receives g * exponent * base^(exponent-1)",
-    "Exp": "the input receives g times the output (e^x is its own derivative)",
-    "Log": "the input receives g divided by the input",
-    "Sin": "the input receives g times cos(input)",
-    "Cos": "the input receives -g times sin(input)",
-    "Tanh": "the input receives g * (1 - output²)",
-    "Sigmoid": "the input receives g * output * (1 - output)",
-    "Relu": "g passes where the output was positive, 0 elsewhere",
-    "Sqrt": "the input receives g / (2 * output)",
-    "Abs": "the input receives g times the sign of the input",
-    "Reciprocal": "the input receives -g * output²",
-    "Sum": "every element of the input receives g (copied back to the input's shape)",
-    "Mean": "every element of the input receives g divided by the number of elements",
-    "Dot": "each vector receives g times the other vector",
-    "Mm": "the left matrix receives g @ rightᵀ, the right matrix leftᵀ @ g",
-    "Bmm": "the left matrices receive g @ rightᵀ, the right ones leftᵀ @ g",
-    "Mv": "the matrix receives the outer product g vecᵀ, the vector matrixᵀ @ g",
-    "Addmm": "the bias receives g, the matrices g @ rightᵀ and leftᵀ @ g",
-    "View": "g is reshaped back to the input's shape",
-    "Transpose": "g is transposed back",
-    "T": "g is transposed back",
-    "Permute": "g is permuted back",
-    "Expand": "g is summed back down to the input's shape",
-    "Clone": "g passes through unchanged",
-    "Select": "g is placed into zeros at the selected position",
-    "Slice": "g is placed into zeros at the sliced positions",
-    "Index": "g is placed into zeros at the indexed positions",
-    "Cat": "g is cut back into one piece per input",
-    "Stack": "g is split back into one piece per input",
-    "Max": "g goes to the position(s) of the maximum",
-    "Min": "g goes to the position(s) of the minimum",
-    "Softmax": "the input receives output * (g - sum(g * output))",
-    "LogSoftmax": "the input receives g - softmax * sum(g)",
-    "MseLoss": "the input receives g * 2 * (input - target) / n",
-    "AccumulateGrad": "adds g into the leaf's .grad: the sum over every path, and over "
-                      "every backward call until .grad is zeroed",
-    "AsStrided": "g is placed back where the view sits inside its base",
-    "CopySlices": "a tensor changed in place through a view: g passes unchanged outside "
-                  "the view and through the in-place op's formula inside it",
+    "Add": N_("the gradient passes unchanged to both inputs (times alpha for the second)"),
+    "Sub": N_("the first input receives g, the second receives -g (times alpha)"),
+    "Rsub": N_("the tensor input receives -g"),
+    "Mul": N_("each input receives g times the other input"),
+    "Div": N_("the numerator receives g / denominator; the denominator receives "
+              "-g * numerator / denominator²"),
+    "Neg": N_("the input receives -g"),
+    "Pow": N_("the base receives g * exponent * base^(exponent-1)"),
+    "Exp": N_("the input receives g times the output (e^x is its own derivative)"),
+    "Log": N_("the input receives g divided by the input"),
+    "Sin": N_("the input receives g times cos(input)"),
+    "Cos": N_("the input receives -g times sin(input)"),
+    "Tanh": N_("the input receives g * (1 - output²)"),
+    "Sigmoid": N_("the input receives g * output * (1 - output)"),
+    "Relu": N_("g passes where the output was positive, 0 elsewhere"),
+    "Sqrt": N_("the input receives g / (2 * output)"),
+    "Abs": N_("the input receives g times the sign of the input"),
+    "Reciprocal": N_("the input receives -g * output²"),
+    "Sum": N_("every element of the input receives g (copied back to the input's shape)"),
+    "Mean": N_("every element of the input receives g divided by the number of elements"),
+    "Dot": N_("each vector receives g times the other vector"),
+    "Mm": N_("the left matrix receives g @ rightᵀ, the right matrix leftᵀ @ g"),
+    "Bmm": N_("the left matrices receive g @ rightᵀ, the right ones leftᵀ @ g"),
+    "Mv": N_("the matrix receives the outer product g vecᵀ, the vector matrixᵀ @ g"),
+    "Addmm": N_("the bias receives g, the matrices g @ rightᵀ and leftᵀ @ g"),
+    "View": N_("g is reshaped back to the input's shape"),
+    "Transpose": N_("g is transposed back"),
+    "T": N_("g is transposed back"),
+    "Permute": N_("g is permuted back"),
+    "Expand": N_("g is summed back down to the input's shape"),
+    "Clone": N_("g passes through unchanged"),
+    "Select": N_("g is placed into zeros at the selected position"),
+    "Slice": N_("g is placed into zeros at the sliced positions"),
+    "Index": N_("g is placed into zeros at the indexed positions"),
+    "Cat": N_("g is cut back into one piece per input"),
+    "Stack": N_("g is split back into one piece per input"),
+    "Max": N_("g goes to the position(s) of the maximum"),
+    "Min": N_("g goes to the position(s) of the minimum"),
+    "Softmax": N_("the input receives output * (g - sum(g * output))"),
+    "LogSoftmax": N_("the input receives g - softmax * sum(g)"),
+    "MseLoss": N_("the input receives g * 2 * (input - target) / n"),
+    "AccumulateGrad": N_("adds g into the leaf's .grad: the sum over every path, and over "
+                         "every backward call until .grad is zeroed"),
+    "AsStrided": N_("g is placed back where the view sits inside its base"),
+    "CopySlices": N_("a tensor changed in place through a view: g passes unchanged outside "
+                     "the view and through the in-place op's formula inside it"),
 }
+
+
+FORMULAS = N_("Formulas (from the op's table):")
 
 
 def family(node) -> str:
@@ -85,10 +89,10 @@ def family(node) -> str:
 def words_for(node) -> str:
     """One sentence on what the node does with the incoming gradient ``g``."""
     if family(node) in WORDS:
-        return WORDS[family(node)]
+        return _(WORDS[family(node)])
     if access.formula_text(node):
-        return "applies the formula below to g"
-    return "runs its own backward code (no formula table for this node)"
+        return _("applies the formula below to g")
+    return _("runs its own backward code (no formula table for this node)")
 
 
 def local_symbol(formula: str) -> str:
@@ -120,16 +124,16 @@ def _product_holds(g, local, out) -> bool:
 def _target(node, i: int, index: dict) -> str:
     nxt = node.next_functions[i][0] if i < len(node.next_functions) else None
     if nxt is None:
-        return "nowhere (this input does not require grad)"
+        return _("nowhere (this input does not require grad)")
     var = access.leaf_variable(nxt)
     if var is not None:
-        return f"AccumulateGrad of {tensor_name(var, index)}"
+        return _("AccumulateGrad of {tensor}").format(tensor=tensor_name(var, index))
     return access.node_name(nxt)
 
 
 def _input_name(node, i: int) -> str:
     names = access.input_names(node)
-    return names[i] if i < len(names) else f"input {i}"
+    return names[i] if i < len(names) else _("input {i}").format(i=i)
 
 
 def edges_html(step, local, index: dict) -> list[str]:
@@ -141,16 +145,17 @@ def edges_html(step, local, index: dict) -> list[str]:
         name = _input_name(node, i)
         where = esc(_target(node, i, index))
         if out is None:
-            rows.append(f"<li><b>{esc(name)}</b> → {where}: no gradient sent</li>")
+            rows.append(f"<li><b>{esc(name)}</b> → {where}: {_('no gradient sent')}"
+                        "</li>")
             continue
         lf = local[i] if local is not None and i < len(local) else None
         if _product_holds(g, lf, out):
-            calc = (f"upstream × local = contribution: <code>{esc(values(g))} × "
+            calc = (f"{_('upstream × local = contribution:')} <code>{esc(values(g))} × "
                     f"{esc(values(lf))} = {esc(values(out))}</code>")
         else:
             formula = texts.get(name, "")
             calc = (f"<code>{esc(formula)} = {esc(values(out))}</code>" if formula else
-                    f"contribution <code>{esc(values(out))}</code>")
+                    f"{_('contribution')} <code>{esc(values(out))}</code>")
         rows.append(f"<li><b>{esc(name)}</b> → {where}: {calc}</li>")
     return rows
 
@@ -162,23 +167,29 @@ def formulas_html(node) -> str:
     rows = []
     for name, formula in texts.items():
         sym = local_symbol(formula)
-        local = f" &nbsp;(local derivative: <code>{esc(sym)}</code>)" if sym else ""
-        rows.append(f"<li>grad of <b>{esc(name)}</b> = <code>{esc(formula)}</code>{local}</li>")
-    return "<div>Formulas (from the op's table):<ul style='margin:2px 0'>" + \
-        "".join(rows) + "</ul></div>"
+        local = (" &nbsp;(" + _("local derivative:") + f" <code>{esc(sym)}</code>)"
+                 if sym else "")
+        head = _("grad of {input}").format(input=f"<b>{esc(name)}</b>")
+        rows.append(f"<li>{head} = <code>{esc(formula)}</code>{local}</li>")
+    return (f"<div>{_(FORMULAS)}<ul style='margin:2px 0'>"
+            + "".join(rows) + "</ul></div>")
 
 
 def incoming_html(step) -> str:
     if isinstance(step.grad_in, tuple):  # a node with several outputs (split, unbind)
         each = ", ".join(values(g) for g in step.grad_in)
-        return (f"<div>Gradients flowing in, one per output of the node: "
+        return (f"<div>{_('Gradients flowing in, one per output of the node:')} "
                 f"<code>{esc(each)}</code></div>")
     parts = step.contributions or [step.grad_in]
     if len(parts) > 1:
         terms = " + ".join(values(c) for c in parts)
-        return (f"<div>Gradient flowing in: {len(parts)} contributions summed: "
+        summed = ngettext("Gradient flowing in: {n} contribution summed:",
+                          "Gradient flowing in: {n} contributions summed:",
+                          len(parts)).format(n=len(parts))
+        return (f"<div>{esc(summed)} "
                 f"<code>g = {esc(terms)} = {esc(values(step.grad_in))}</code></div>")
-    return f"<div>Gradient flowing in: <code>g = {esc(values(step.grad_in))}</code></div>"
+    return (f"<div>{_('Gradient flowing in:')} "
+            f"<code>g = {esc(values(step.grad_in))}</code></div>")
 
 
 def changes_html(step, index: dict) -> str:
@@ -188,7 +199,7 @@ def changes_html(step, index: dict) -> str:
              f"(retain_grad) = <code>{esc(values(new))}</code></li>"
              for t, new in step.retained]
     if step.released:
-        rows.append("<li>saved tensors freed: <code>" +
+        rows.append(f"<li>{_('saved tensors freed:')} <code>" +
                     esc(", ".join(step.released)) + "</code></li>")
     return f"<ul style='margin:2px 0'>{''.join(rows)}</ul>" if rows else ""
 
@@ -197,21 +208,25 @@ def step_html(step, total: int, local, index: dict) -> str:
     """The whole panel for one :class:`autograd_kit.engine.Step`."""
     node = step.node
     edges = edges_html(step, local, index)
-    sent = f"<div>Sent along each edge:<ul style='margin:2px 0'>{''.join(edges)}</ul></div>" \
-        if edges else ""
-    return (f"<div class='ak-panel'><div style='font-size:115%'>Step {step.index + 1} of "
-            f"{total}: <b class='ak-current'>{esc(access.node_name(node))}</b></div>"
+    sent = (f"<div>{_('Sent along each edge:')}<ul style='margin:2px 0'>"
+            f"{''.join(edges)}</ul></div>") if edges else ""
+    head = _("Step {n} of {total}: {node}").format(
+        n=step.index + 1, total=total,
+        node=f"<b class='ak-current'>{esc(access.node_name(node))}</b>")
+    return (f"<div class='ak-panel'><div style='font-size:115%'>{head}</div>"
             f"<div><i>{esc(words_for(node))}</i></div>"
             f"{formulas_html(node)}{incoming_html(step)}{sent}{changes_html(step, index)}"
             "</div>")
 
 
-def start_html(root, gradient, total: int, index: dict, who: str = "The engine") -> str:
+def start_html(root, gradient, total: int, index: dict, who: str = ENGINE) -> str:
     """The panel before the first step."""
-    seed = "1 (the root is a single number: d root / d root = 1)" if gradient is None \
-        else values(gradient) + " (the gradient you passed)"
+    seed = _("1 (the root is a single number: d root / d root = 1)") if gradient is None \
+        else _("{values} (the gradient you passed)").format(values=values(gradient))
     fn = getattr(root, "grad_fn", None)
-    first = access.node_name(fn) if fn is not None else "the root's AccumulateGrad"
-    return (f"<div class='ak-panel'><div style='font-size:115%'>Ready: {total} steps to go"
-            f"</div><div>{esc(who)} starts at <b>{esc(first)}</b> with gradient "
-            f"<code>{esc(seed)}</code>. Press Step.</div></div>")
+    first = access.node_name(fn) if fn is not None else _("the root's AccumulateGrad")
+    ready = ngettext("Ready: {n} step to go", "Ready: {n} steps to go", total).format(n=total)
+    starts = _("{who} starts at {node} with gradient {seed}. Press Step.").format(
+        who=esc(who_text(who)), node=f"<b>{esc(first)}</b>", seed=f"<code>{esc(seed)}</code>")
+    return (f"<div class='ak-panel'><div style='font-size:115%'>{esc(ready)}</div>"
+            f"<div>{starts}</div></div>")

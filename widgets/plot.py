@@ -6,6 +6,8 @@ True
 """
 from __future__ import annotations
 
+from autograd_kit.i18n import _
+
 from ._common import esc
 
 W, H, PAD = 340, 180, 36
@@ -20,7 +22,7 @@ def _ticks(lo: float, hi: float) -> list[float]:
 
 def line_chart(points: list[tuple[int, float | None]], label: str) -> str:
     """Points ``(click, value)`` joined by lines; ``None`` values leave a gap."""
-    ys = [y for _, y in points if y is not None]
+    ys = [y for _click, y in points if y is not None]
     lo, hi = min(ys + [0.0]), max(ys + [0.0])
     if hi == lo:
         hi = lo + 1.0
@@ -41,7 +43,7 @@ def line_chart(points: list[tuple[int, float | None]], label: str) -> str:
         parts.append(f"<text x='{PAD - 4}' y='{py(t) + 3:.1f}' text-anchor='end' "
                      f"fill='#555'>{t:.4g}</text>")
     segment: list[str] = []
-    for i, (_, y) in enumerate(points + [(0, None)]):
+    for i, (_click, y) in enumerate(points + [(0, None)]):
         if y is None:
             if len(segment) > 1:
                 parts.append(f"<polyline fill='none' stroke='#4a7ab5' stroke-width='2' "
@@ -56,6 +58,7 @@ def line_chart(points: list[tuple[int, float | None]], label: str) -> str:
                          f"{y:.4g}</text>")
         parts.append(f"<text x='{px(i):.1f}' y='{H - 6}' text-anchor='middle' "
                      f"fill='#555'>{click}</text>")
-    parts.append(f"<text x='{W - 10}' y='{H - 16}' text-anchor='end' fill='#555'>click</text>"
+    parts.append(f"<text x='{W - 10}' y='{H - 16}' text-anchor='end' fill='#555'>"
+                 f"{esc(_('click'))}</text>"
                  f"<text x='{PAD + 4}' y='11' fill='#555'>{esc(label)}</text></svg>")
     return "".join(parts)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import ipywidgets as W
 
+from autograd_kit.i18n import _, ngettext
 from autograd_kit.viz import access, make_dot
 
 from . import marks, panel
-from ._common import Bench, box, button, esc, explain, grad_label, \
-    name_index, picture_html, values
+from ._common import ENGINE, Bench, box, button, esc, explain, grad_label, \
+    name_index, picture_html, values, who_text
 
 
 class BackwardStepper(Bench):
@@ -76,7 +77,7 @@ class BackwardStepper(Bench):
 
     def _advance(self, n: int) -> None:
         """Pull ``n`` more steps from the pass (fewer if it stops or fails)."""
-        for _ in range(n):
+        for _count in range(n):
             if self._pass is None:
                 self._pass = self._source.steps()
             try:
@@ -158,18 +159,21 @@ class BackwardStepper(Bench):
                 return
         before = self._leaf_grads()
         self.passes += 1  # even a failed pass may have changed grads: go_to replays
+        with self.speaking():
+            self._note = self._second_pass(before)
+        self._render()
+
+    def _second_pass(self, before: dict) -> str:
+        """Run the pass again; the note that says how it went."""
         try:
             self._source.again()
         except RuntimeError as err:
-            self._note = box(f"Pass {self.passes + 1}: " + explain(err, self._source.who),
-                             "error")
-        else:
-            after = self._leaf_grads()
-            change = "; ".join(f"{n} {before[k][1]} → {v}"
-                               for k, (n, v) in after.items())
-            self._note = box(esc(f"Pass {self.passes + 1} done: the gradients were added "
-                                 f"again (accumulated). {change}"), "ok")
-        self._render()
+            return box(_("Pass {n}:").format(n=self.passes + 1) + " "
+                       + explain(err, self._source.who), "error")
+        after = self._leaf_grads()
+        change = "; ".join(f"{n} {before[k][1]} → {v}" for k, (n, v) in after.items())
+        return box(esc(_("Pass {n} done: the gradients were added again (accumulated). "
+                         "{changes}").format(n=self.passes + 1, changes=change)), "ok")
 
     def _leaf_grads(self) -> dict:
         """``{id(leaf): (name, its .grad as text now)}`` for the leaves reached."""
@@ -181,14 +185,14 @@ class BackwardStepper(Bench):
 
     # -- the view ---------------------------------------------------------------
     def _build(self) -> None:
-        self.step_button = button("Step", self.step, "one node further")
-        self.back_button = button("Back", self.back, "one node back")
-        self.run_button = button("Run", self.run, "to the end of the pass")
-        self.reset_button = button("Reset", self.reset, "back to the start")
+        self.step_button = button(_("Step"), self.step, _("one node further"))
+        self.back_button = button(_("Back"), self.back, _("one node back"))
+        self.run_button = button(_("Run"), self.run, _("to the end of the pass"))
+        self.reset_button = button(_("Reset"), self.reset, _("back to the start"))
         self.slider = W.IntSlider(value=0, min=0, max=max(self.total, 1),
-                                  description="steps", continuous_update=False)
+                                  description=_("steps"), continuous_update=False)
         self.play = W.Play(value=0, min=0, max=max(self.total, 1), interval=800,
-                           description="play")
+                           description=_("play"))
         W.jslink((self.play, "value"), (self.slider, "value"))
         self.slider.observe(self._on_slider, names="value")
         self.status = W.HTML()
@@ -200,7 +204,7 @@ class BackwardStepper(Bench):
         for w in (self.step_button, self.back_button, self.run_button,
                   self.reset_button, self.play, self.slider):
             w.disabled = self.problem is not None
-        self.children = [self.status, controls, W.HTML(marks.LEGEND),
+        self.children = [self.status, controls, W.HTML(marks.legend_html()),
                          W.HBox([self.picture, self.panel])]
 
     def _on_slider(self, change) -> None:
@@ -208,6 +212,10 @@ class BackwardStepper(Bench):
             self.go_to(change["new"])
 
     def _render(self) -> None:
+        with self.speaking():
+            self._render_now()
+
+    def _render_now(self) -> None:
         self.status.value = self._status_html()
         if self._graph is not None:
             self.picture.value = picture_html(self._graph, marks.styles(
@@ -229,36 +237,46 @@ class BackwardStepper(Bench):
 
     def _status_html(self) -> str:
         if self.problem is not None:
-            who = self._source.who if self._source is not None else "The engine"
+            who = self._source.who if self._source is not None else ENGINE
             text = esc(self.problem) if isinstance(self.problem, str) else \
                 explain(self.problem, who)
-            return box(text + " Nothing to step through.", "error")
+            return box(text + " " + _("Nothing to step through."), "error")
+        who = self._source.who
         if self._error is not None:
-            return box(f"{esc(self._source.who)} stopped at step {self.position + 1}: "
-                       + explain(self._error, self._source.who), "error")
-        head = f"Step {self.position} of {self.total}"
+            return box(esc(_("{who} stopped at step {n}:").format(
+                who=who_text(who), n=self.position + 1)) + " " + explain(self._error, who),
+                "error")
         if self.current is not None:
-            head += f": {access.node_name(self.current.node)}"
-        parts = [box(esc(head + "."), "info")]
+            head = _("Step {n} of {total}: {node}.").format(
+                n=self.position, total=self.total, node=access.node_name(self.current.node))
+        else:
+            head = _("Step {n} of {total}.").format(n=self.position, total=self.total)
+        parts = [box(esc(head), "info")]
         if self._source.replayed:
-            parts.append(box(esc(self._source.about + "."), "info"))
+            parts.append(box(esc(_("{who}'s own backward pass, replayed: {who} cannot be "
+                                   "paused, so its real pass ran once, with hooks on every "
+                                   "node, when this view was made; each step shows what "
+                                   "{who} did at that node.").format(who=who)), "info"))
         if self._ahead is not None and self.position < self.total:
-            parts.append(box(f"Warning: this pass will stop after {self.total} steps. "
-                             + explain(self._ahead, self._source.who), "warn"))
+            stop = ngettext("Warning: this pass will stop after {n} step.",
+                            "Warning: this pass will stop after {n} steps.",
+                            self.total).format(n=self.total)
+            parts.append(box(esc(stop) + " " + explain(self._ahead, who), "warn"))
         if self.finished:
             grads = ", ".join(f"<code>{esc(n)} = {esc(g)}</code>"
                               for n, g in self._leaf_grads().values())
-            parts.append(box(f"Backward pass complete: {grads}. Press Step again for a "
-                             "second pass.", "ok"))
+            parts.append(box(_("Backward pass complete: {grads}. Press Step again for a "
+                               "second pass.").format(grads=grads), "ok"))
         if self._note:
             parts.append(self._note)
         return "".join(parts)
 
     def describe(self) -> str:
         if self.problem is not None:
-            return "cannot show this root"
+            return _("cannot show this root")
         fn = getattr(self.root, "grad_fn", None)
-        root = access.node_name(fn) if fn is not None else "leaf"
+        root = access.node_name(fn) if fn is not None else _("leaf")
         cur = self.current
-        now = access.node_name(cur.node) if cur is not None else "start"
-        return f"root={root}, step {self.position} of {self.total}, at {now}"
+        now = access.node_name(cur.node) if cur is not None else _("start")
+        return _("root={root}, step {n} of {total}, at {node}").format(
+            root=root, n=self.position, total=self.total, node=now)

@@ -19,16 +19,23 @@ HTML is escaped.
 from __future__ import annotations
 
 import html
+from contextlib import nullcontext
 
 from ..graph import Node
+from ..i18n import N_, _, language, language_code
 from ..tensor import Tensor
 from ..viz import access
 
 MODES = ("text", "card")
+#: the card's field names (PyTorch's attribute names, in English: the translations
+#: keep them beside the words, so a learner can still type them)
+FIELDS = {"shape": N_("shape"), "dtype": N_("dtype"), "device": N_("device"),
+          "is_leaf": N_("is_leaf"), "requires_grad": N_("requires_grad"),
+          "grad_fn": N_("grad_fn"), "grad": N_("grad")}
 TORCH_TENSOR = "torch.Tensor"  # IPython looks this class up only once torch is imported
 NODE_PICTURE_MAX = 40  # boxes shown for a node's picture before long chains fold
 
-_state = {"mode": "text", "shell": None, "saved": {}}
+_state = {"mode": "text", "shell": None, "saved": {}, "lang": None}
 
 
 def name_of(obj, namespace) -> str | None:
@@ -63,24 +70,42 @@ def node_svg(node) -> str | None:
 # -- tensors ---------------------------------------------------------------------
 def _grad_text(t) -> str:
     if t.grad_fn is not None and not getattr(t, "retains_grad", False):
-        return "None (not a leaf: call retain_grad() to keep it)"
+        return _("None (not a leaf: call retain_grad() to keep it)")
     grad = access.grad_of(t)
     return repr(grad) if grad is not None else "None"
 
 
 def card_rows(t) -> list[tuple[str, str]]:
-    """The facts shown in a tensor's card, as ``(label, text)`` pairs (a tensor of
-    autograd_kit or of PyTorch; anything else gets a one-line TypeError)."""
+    """The facts shown in a tensor's card, as ``(label, text)`` pairs, labels in
+    the current language (a tensor of autograd_kit or of PyTorch; anything else
+    gets a one-line TypeError)."""
     access.require_tensor(t, "the tensor card")
     fn = t.grad_fn
-    return [("shape", repr(t.shape)), ("dtype", repr(t.dtype)), ("device", str(t.device)),
+    rows = [("shape", repr(t.shape)), ("dtype", repr(t.dtype)), ("device", str(t.device)),
             ("is_leaf", str(t.is_leaf)), ("requires_grad", str(t.requires_grad)),
             ("grad_fn", f"<{access.node_name(fn)}>" if fn is not None else "None"),
             ("grad", _grad_text(t))]
+    return [(_(FIELDS[field]), text) for field, text in rows]
+
+
+def set_card_language(lang: str | None) -> None:
+    """Cards speak ``lang`` from now on (``%autograd_display card --lang zh``);
+    None: the notebook's language."""
+    _state["lang"] = language_code(lang) if lang else None
+
+
+def card_language() -> str | None:
+    return _state["lang"]
 
 
 def tensor_card(t) -> str:
-    """A compact HTML card for tensor ``t`` (every piece of text escaped)."""
+    """A compact HTML card for tensor ``t`` (every piece of text escaped), in the
+    cards' language (see :func:`set_card_language`)."""
+    with language(_state["lang"]) if _state["lang"] else nullcontext():
+        return _card(t)
+
+
+def _card(t) -> str:
     access.require_tensor(t, "the tensor card")
     esc = html.escape
     name = name_of(t, _namespace())
@@ -91,7 +116,7 @@ def tensor_card(t) -> str:
     value = esc(repr(t.detach()))
     return ("<div class='autograd-kit-card' style='display:inline-block;border:1px solid "
             "rgba(128,128,128,.5);border-radius:4px;padding:4px 8px;font-size:12px'>"
-            f"<div>{title}<span style='opacity:.7'>tensor</span></div>"
+            f"<div>{title}<span style='opacity:.7'>{esc(_('tensor'))}</span></div>"
             f"<pre style='margin:4px 0'>{value}</pre>"
             f"<table style='border-collapse:collapse'>{rows}</table></div>")
 
@@ -150,3 +175,4 @@ def uninstall(shell) -> None:
         _unregister(shell, mime, cls)
     _state["shell"] = None
     _state["mode"] = "text"
+    _state["lang"] = None

@@ -29,16 +29,18 @@ from __future__ import annotations
 import html
 import textwrap
 import traceback
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from types import TracebackType
 
 from .. import errors
+from ..i18n import N_, _, language, language_code
 from . import culprits
 from .display import name_of
 
 WIDTH = 88
-HEADER = "autograd_kit explains (%autograd_explain off to hide this):"
-_state = {"shell": None, "on": False}
+HEADER = N_("autograd_kit explains (%autograd_explain off to hide this):")
+_state = {"shell": None, "on": False, "lang": None}
 
 
 def rich(text: str) -> str:
@@ -66,11 +68,12 @@ class Explanation:
 
     @property
     def caption(self) -> str:
-        return f"[the graph below: {self.culprit_name} outlined in red]"
+        return _("[the graph below: {culprit} outlined in red]").format(
+            culprit=self.culprit_name)
 
     def text(self) -> str:
         """The explanation as plain text (backticks kept)."""
-        out = [HEADER, ""]
+        out = [_(HEADER), ""]
         for text in [self.title, *self.paragraphs]:
             out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="  ",
                                  break_on_hyphens=False, break_long_words=False)
@@ -97,7 +100,7 @@ class Explanation:
             try:
                 svg = self.picture().svg()
             except Exception as err:  # no renderer: the words still help
-                note = f"(no picture: {err})"
+                note = _("(no picture: {error})").format(error=err)
         text = self.text() + (f"\n  {note}" if note else "")
         extra = f"<p style='margin:4px 0;opacity:.7'>{html.escape(note)}</p>" if note else ""
         return {"text/plain": text, "text/html": self.html(svg + extra)}
@@ -112,7 +115,7 @@ def _called(t, names, default: str) -> str:
 
 def _node_name(node) -> str:
     from ..viz import access
-    return access.node_name(node) if node is not None else "a node"
+    return access.node_name(node) if node is not None else _("a node")
 
 
 def _leaf_inplace(err, names) -> Explanation:
@@ -121,30 +124,36 @@ def _leaf_inplace(err, names) -> Explanation:
     base = base[0] if isinstance(base, tuple) else base  # autograd_kit keeps (base, offset)
     leaf = name_of(base, names) if base is not None else None
     x = leaf or "x"
-    what = f"`{leaf}`, a leaf tensor" if leaf else "a leaf tensor"
     tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
     update = culprits.failing_line(tb) if leaf else None  # `bias -= 0.1 * bias.grad`
     update = update if update and "`" not in update else f"{x} += 1"
-    title = (f"{_called(t, names, 'This tensor')} is a view of {what} that requires grad, "
-             "so it can't be changed in place." if err.view else
-             f"{_called(t, names, 'This tensor')} is a leaf tensor that requires grad, so "
-             "it can't be changed in place.")
+    who = _called(t, names, _("This tensor"))
+    if not err.view:
+        title = _("{who} is a leaf tensor that requires grad, so it can't be changed in "
+                  "place.")
+    elif leaf:
+        title = _("{who} is a view of `{leaf}`, a leaf tensor that requires grad, so it "
+                  "can't be changed in place.")
+    else:
+        title = _("{who} is a view of a leaf tensor that requires grad, so it can't be "
+                  "changed in place.")
     return Explanation(
-        title,
-        [f"A leaf is a tensor you made yourself with requires_grad=True. Its gradient "
-         f"arrives through its AccumulateGrad node, which adds it into `{x}.grad`. To "
-         f"record an in-place change (`{x} += 1`, `{x}.add_(1)`, `{x}[0] = 0`), autograd "
-         f"would have to give `{x}` a grad_fn for that operation: `{x}` would stop being "
-         "a leaf, its AccumulateGrad would be lost, and no gradient would reach "
-         f"`{x}.grad` any more. So the change is refused, even for a fresh tensor that "
-         f"no computation has used yet. A view (`{x}[0]`, `{x}.view(...)`) shares the "
-         "leaf's memory: changing it in place changes the leaf, so it is refused too.",
-         "Fix: to update a parameter, as an optimizer does, switch recording off: "
-         f"`with torch.no_grad(): {update}` (`{x}` stays a leaf and keeps receiving "
-         f"gradients). To work on a changed version, start from a copy: "
-         f"`y = {x}.clone()`; the copy is not a leaf, may be changed in place, and "
-         f"gradients still flow back through it to `{x}`."],
-        root=t, culprit=t, culprit_name=_called(t, names, "the tensor"), names=names)
+        title.format(who=who, leaf=leaf),
+        [_("A leaf is a tensor you made yourself with requires_grad=True. Its gradient "
+           "arrives through its AccumulateGrad node, which adds it into `{x}.grad`. To "
+           "record an in-place change (`{x} += 1`, `{x}.add_(1)`, `{x}[0] = 0`), autograd "
+           "would have to give `{x}` a grad_fn for that operation: `{x}` would stop being "
+           "a leaf, its AccumulateGrad would be lost, and no gradient would reach "
+           "`{x}.grad` any more. So the change is refused, even for a fresh tensor that "
+           "no computation has used yet. A view (`{x}[0]`, `{x}.view(...)`) shares the "
+           "leaf's memory: changing it in place changes the leaf, so it is refused too.")
+         .format(x=x),
+         _("Fix: to update a parameter, as an optimizer does, switch recording off: "
+           "`with torch.no_grad(): {update}` (`{x}` stays a leaf and keeps receiving "
+           "gradients). To work on a changed version, start from a copy: "
+           "`y = {x}.clone()`; the copy is not a leaf, may be changed in place, and "
+           "gradients still flow back through it to `{x}`.").format(x=x, update=update)],
+        root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
 
 
 def _name_by_memory(t, names) -> str | None:
@@ -167,61 +176,71 @@ def _name_by_memory(t, names) -> str | None:
 def _saved_modified(err, names) -> Explanation:
     node, name = err.node, _node_name(err.node)
     a = _name_by_memory(err.tensor, names)
-    what = (f"`{a}`" if a else f"the value it saved as `{err.saved_name}`"
-            if err.saved_name else "a value it saved")
-    made_by = f" (an output of {err.producer})" if err.producer else ""
+    what = (f"`{a}`" if a else
+            _("the value it saved as `{saved}`").format(saved=err.saved_name)
+            if err.saved_name else _("a value it saved"))
+    made_by = _(" (an output of {producer})").format(producer=err.producer) \
+        if err.producer else ""
     changes = (f"`{a} += 1`, `{a}.mul_(2)`, `{a}[0] = 0`" if a else
                "`+= 1`, `.mul_(2)`, `[0] = 0`")
     t = err.tensor
     leaf = t is not None and t.grad_fn is None and t.requires_grad
-    fixes = (f"`{a}` is a leaf that requires grad, so it must keep its values until "
-             "backward() has used them: make the change after backward(), as a training "
-             f"step does (backward first, then update `{a}` under `torch.no_grad()`), or "
-             f"let the forward pass use a copy, `{a}.clone()`." if a and leaf else
-             f"write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
-             f"change a copy (`{a}.clone()`), or make the change after backward()." if a
-             else "write the change out of place (`y = y * 2` rather than `y *= 2`), change "
-                  "a copy made with `.clone()`, or make the change after backward().")
+    fixes = (_("`{a}` is a leaf that requires grad, so it must keep its values until "
+               "backward() has used them: make the change after backward(), as a training "
+               "step does (backward first, then update `{a}` under `torch.no_grad()`), or "
+               "let the forward pass use a copy, `{a}.clone()`.") if a and leaf else
+             _("write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
+               "change a copy (`{a}.clone()`), or make the change after backward().") if a
+             else _("write the change out of place (`y = y * 2` rather than `y *= 2`), "
+                    "change a copy made with `.clone()`, or make the change after "
+                    "backward().")).format(a=a)
     return Explanation(
-        f"{name} needs {what} to compute its gradient, but it was changed in place "
-        "after it was saved.",
-        [f"When the forward pass ran, {name} saved {what}{made_by} at version "
-         f"{err.expected}. An in-place operation ({changes}...) has changed it since: it "
-         f"is now at version {err.found}. Every in-place change adds 1 to a tensor's "
-         "`._version`; backward compares the two numbers so that it never computes a "
-         "gradient from values that are gone.",
-         "Fix: " + fixes,
-         "To find the change in a longer program, run it with "
-         "`torch.autograd.set_detect_anomaly(True)`: when backward then fails, a warning "
-         f"also shows the forward line that created {name}."],
+        _("{node} needs {what} to compute its gradient, but it was changed in place after "
+          "it was saved.").format(node=name, what=what),
+        [_("When the forward pass ran, {node} saved {what}{made_by} at version "
+           "{expected}. An in-place operation ({changes}...) has changed it since: it is "
+           "now at version {found}. Every in-place change adds 1 to a tensor's "
+           "`._version`; backward compares the two numbers so that it never computes a "
+           "gradient from values that are gone.").format(
+            node=name, what=what, made_by=made_by, expected=err.expected, changes=changes,
+            found=err.found),
+         _("Fix: {fix}").format(fix=fixes),
+         _("To find the change in a longer program, run it with "
+           "`torch.autograd.set_detect_anomaly(True)`: when backward then fails, a warning "
+           "also shows the forward line that created {node}.").format(node=name)],
         root=node, culprit=node, culprit_name=name, show_saved=True, names=names)
 
 
 def _graph_freed(err, names) -> Explanation:
     node, name = err.node, _node_name(err.node)
     return Explanation(
-        "backward() went through this graph a second time, but its saved values were "
-        "already freed.",
-        ["To save memory, the first backward() frees the values that the graph's nodes "
-         f"kept for it (marked 'freed' in the picture). {name} needed one of them again.",
-         "Fix: usually, build the graph again by running the forward computation again "
-         "(compute the loss inside the loop). If you really need two backward passes "
-         "through one graph, call the first with `backward(retain_graph=True)`."],
+        _("backward() went through this graph a second time, but its saved values were "
+          "already freed."),
+        [_("To save memory, the first backward() frees the values that the graph's nodes "
+           "kept for it (marked 'freed' in the picture). {node} needed one of them "
+           "again.").format(node=name),
+         _("Fix: usually, build the graph again by running the forward computation again "
+           "(compute the loss inside the loop). If you really need two backward passes "
+           "through one graph, call the first with `backward(retain_graph=True)`.")],
         root=node, culprit=node, culprit_name=name, show_saved=True, names=names)
 
 
 def _non_scalar(err, names) -> Explanation:
     t = err.tensor
-    who = _called(t, names, "the tensor")
+    who = _called(t, names, _("the tensor"))
     y = name_of(t, names) or "y"
-    size = f" has shape {tuple(t.shape)}: {t.numel()} numbers" if t is not None else " is not"
+    title = (_("backward() without an argument needs a single number, but {who} has shape "
+               "{shape}: {n} numbers.").format(who=who, shape=tuple(t.shape), n=t.numel())
+             if t is not None else
+             _("backward() without an argument needs a single number, but {who} is "
+               "not.").format(who=who))
     return Explanation(
-        f"backward() without an argument needs a single number, but {who}{size}.",
-        ["A gradient is defined for one number, such as a loss: how does it change when "
-         f"each input changes? For {who}, backward() would need to know how much each of "
-         "its numbers counts.",
-         f"Fix: reduce it first, `{y}.sum().backward()` or `{y}.mean().backward()`, or pass "
-         f"the weights yourself: `{y}.backward(torch.ones_like({y}))`."],
+        title,
+        [_("A gradient is defined for one number, such as a loss: how does it change when "
+           "each input changes? For {who}, backward() would need to know how much each of "
+           "its numbers counts.").format(who=who),
+         _("Fix: reduce it first, `{y}.sum().backward()` or `{y}.mean().backward()`, or "
+           "pass the weights yourself: `{y}.backward(torch.ones_like({y}))`.").format(y=y)],
         root=t, culprit=t, culprit_name=who, names=names)
 
 
@@ -232,10 +251,10 @@ def _gradient_origin(t, names, err):
     owner = culprits.gradient_owner(t, names)
     if owner:
         return (f"`{owner}.grad`",
-                "call the backward() that filled it with `create_graph=True` (e.g. "
-                f"`loss.backward(create_graph=True)`); then `{owner}.grad` has a grad_fn. "
-                "(`torch.autograd.grad(loss, " + owner + ", create_graph=True)` does the "
-                "same without touching `.grad`.)")
+                _("call the backward() that filled it with `create_graph=True` (e.g. "
+                  "`loss.backward(create_graph=True)`); then `{owner}.grad` has a grad_fn. "
+                  "(`torch.autograd.grad(loss, {owner}, create_graph=True)` does the "
+                  "same without touching `.grad`.)").format(owner=owner))
     name = name_of(t, names)
     if not name:
         return None
@@ -243,7 +262,7 @@ def _gradient_origin(t, names, err):
     tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
     entry = culprits.user_frame(tb)
     if entry is not None:
-        _, cell = culprits.failing_statement(entry)
+        _stmt, cell = culprits.failing_statement(entry)
         sources.append((cell, entry.tb_lineno))
     shell = _state["shell"]
     history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", [])
@@ -252,9 +271,9 @@ def _gradient_origin(t, names, err):
     if not call:
         return None
     fixed = call[:-1].rstrip().rstrip(",") + ", create_graph=True)"
-    return (f"`{name}`, returned by `{call}`,",
-            f"ask for that record in the first call: `{fixed}`; then `{name}` has a "
-            f"grad_fn and `{name}.backward()` works.")
+    return (_("`{name}`, returned by `{call}`,").format(name=name, call=call),
+            _("ask for that record in the first call: `{fixed}`; then `{name}` has a "
+              "grad_fn and `{name}.backward()` works.").format(fixed=fixed, name=name))
 
 
 def _no_grad_fn(err, names) -> Explanation:
@@ -263,43 +282,46 @@ def _no_grad_fn(err, names) -> Explanation:
         # `x.grad.sum().backward()`: the tensor named on the line says more
         tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
         t = next(iter(culprits.line_tensors(tb, culprits.no_graph)), t)
-    who = _called(t, names, "This tensor")
+    who = _called(t, names, _("This tensor"))
     origin = _gradient_origin(t, names, err) if t is not None else None
     if origin:
         what, fix = origin
+        title = _("{what} is a gradient computed without a graph of its own, so backward() "
+                  "has nothing to go through.").format(what=what)
         return Explanation(
-            f"{what[0].upper() + what[1:]} is a gradient computed without a graph of its "
-            "own, so backward() has nothing to go through.",
-            ["Gradients come back as plain numbers unless you ask autograd to record how "
-             "they were computed: by default a gradient has no grad_fn and does not "
-             "require grad. Differentiating it again (a second derivative, a gradient "
-             "penalty) needs that record, and `create_graph=True` is how to ask for it.",
-             f"Fix: {fix} Marking the gradient with `requires_grad=True` would not help: "
-             "it would start a new graph with no connection to the inputs."],
-            root=t, culprit=t, culprit_name=_called(t, names, "the gradient"), names=names)
+            title[0].upper() + title[1:],
+            [_("Gradients come back as plain numbers unless you ask autograd to record how "
+               "they were computed: by default a gradient has no grad_fn and does not "
+               "require grad. Differentiating it again (a second derivative, a gradient "
+               "penalty) needs that record, and `create_graph=True` is how to ask for it."),
+             _("Fix: {fix} Marking the gradient with `requires_grad=True` would not help: "
+               "it would start a new graph with no connection to the inputs.").format(
+                 fix=fix)],
+            root=t, culprit=t, culprit_name=_called(t, names, _("the gradient")),
+            names=names)
     return Explanation(
-        f"{who} has no grad_fn and does not require grad: there is no graph behind it "
-        "for backward() to go through.",
-        ["A tensor gets a grad_fn only when it is computed, with grad mode on, from "
-         "tensors that require grad. Usual causes: the inputs were made without "
-         "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-         "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
-         "`torch.autograd.grad` is such a tensor too, unless that call had "
-         "`create_graph=True`.",
-         "Fix: create the inputs with `requires_grad=True` (or call `x.requires_grad_()`) "
-         "before computing from them; for a gradient of a gradient, pass "
-         "`create_graph=True` to the first `grad` call."],
-        root=t, culprit=t, culprit_name=_called(t, names, "the tensor"), names=names)
+        _("{who} has no grad_fn and does not require grad: there is no graph behind it for "
+          "backward() to go through.").format(who=who),
+        [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
+           "tensors that require grad. Usual causes: the inputs were made without "
+           "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
+           "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
+           "`torch.autograd.grad` is such a tensor too, unless that call had "
+           "`create_graph=True`."),
+         _("Fix: create the inputs with `requires_grad=True` (or call `x.requires_grad_()`) "
+           "before computing from them; for a gradient of a gradient, pass "
+           "`create_graph=True` to the first `grad` call.")],
+        root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
 
 
 def _grad_shape(err, names) -> Explanation:
     t = err.tensor
-    who = _called(t, names, "the output")
+    who = _called(t, names, _("the output"))
     return Explanation(
-        f"The gradient given to backward() must have the shape of {who}.",
-        [f"{err} The gradient passed to `y.backward(g)` says how much each number of `y` "
-         "counts, so `g` needs exactly one entry per number of `y`.",
-         "Fix: pass a gradient shaped like the output, e.g. `torch.ones_like(y)`."],
+        _("The gradient given to backward() must have the shape of {who}.").format(who=who),
+        [f"{err} " + _("The gradient passed to `y.backward(g)` says how much each number of "
+                       "`y` counts, so `g` needs exactly one entry per number of `y`."),
+         _("Fix: pass a gradient shaped like the output, e.g. `torch.ones_like(y)`.")],
         root=t, culprit=t, culprit_name=who, names=names)
 
 
@@ -374,12 +396,23 @@ def after_cell(result) -> None:
     if not (_state["on"] and isinstance(err, RuntimeError)):
         return
     try:
-        exp = explain(err)
-        if exp is not None:
-            from IPython.display import display
-            display(exp)
+        with language(_state["lang"]) if _state["lang"] else nullcontext():
+            exp = explain(err)
+            if exp is not None:
+                from IPython.display import display
+                display(exp)
     except Exception:  # never turn an explained error into a second one
         pass
+
+
+def set_explain_language(lang: str | None) -> None:
+    """Explain in ``lang`` from now on (``%autograd_explain on --lang ru``); None:
+    in the notebook's language.  An unknown name is a one-line ValueError."""
+    _state["lang"] = language_code(lang) if lang else None
+
+
+def explain_language() -> str | None:
+    return _state["lang"]
 
 
 def install(shell) -> None:
@@ -415,6 +448,7 @@ def uninstall(shell) -> None:
     if hasattr(errors, "set_explainer"):
         errors.set_explainer(None)
     _state["shell"] = None
+    _state["lang"] = None
 
 
 def is_on() -> bool:

@@ -13,17 +13,33 @@ PyTorch itself: both engines' graphs are read the same way (:mod:`..viz.access`)
 ``%autograd_explain on|off``     autograd errors explain themselves
 ``%autograd_display card|text``  tensors shown as HTML cards, or as text
 ===============================  ==============================================
+
+Every magic takes ``--lang zh|ru|en``: its words (messages, the stepper's
+buttons and panel, the card's field names, the explanations) in that language,
+whatever :func:`autograd_kit.set_language` chose for the rest of the notebook.
+PyTorch's own error messages are never translated.
 """
 from __future__ import annotations
+
+from contextlib import nullcontext
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from ..i18n import LANGUAGES, _, get_language, language
 from . import display as display_hooks
 from . import explain
 from .parsing import evaluate, parse, run_cell_body
+
+
+LANG_HELP = "the language of this call's words: " + ", ".join(LANGUAGES)
+
+
+def _speaking(lang: str | None):
+    """``with _speaking(args.lang):`` -- the call's language, or the notebook's."""
+    return language(lang) if lang else nullcontext()
 
 
 def _drawable(value) -> bool:
@@ -49,16 +65,16 @@ def _why_not_steppable(root, expression: str, gradient) -> str | None:
     """Why backward() can't be stepped through from ``root``, in words; None if it can."""
     if root.grad_fn is None:
         if root.requires_grad:
-            return (f"{expression} is a leaf: it has no grad_fn, so there is nothing "
-                    "to step through (backward() would only add to its .grad); step "
-                    "through a tensor computed from it, such as a loss")
-        return (f"{expression} has no grad_fn and does not require grad: no graph leads "
-                "to it, so there is nothing to step through")
+            return _("{expr} is a leaf: it has no grad_fn, so there is nothing to step "
+                     "through (backward() would only add to its .grad); step through a "
+                     "tensor computed from it, such as a loss").format(expr=expression)
+        return _("{expr} has no grad_fn and does not require grad: no graph leads to it, "
+                 "so there is nothing to step through").format(expr=expression)
     if gradient is None and root.numel() != 1:
-        return (f"{expression} has shape {tuple(root.shape)}, not a single number: "
-                "backward() needs a starting gradient for it (its gradient= argument); "
-                f"pass --gradient, e.g. --gradient torch.ones_like({expression}), or step "
-                f"through ({expression}).sum()")
+        return _("{expr} has shape {shape}, not a single number: backward() needs a "
+                 "starting gradient for it (its gradient= argument); pass --gradient, e.g. "
+                 "--gradient torch.ones_like({expr}), or step through ({expr}).sum()").format(
+            expr=expression, shape=tuple(root.shape))
     return None
 
 
@@ -79,6 +95,7 @@ class AutogradMagics(Magics):
               help="backward: grad_fn nodes, as torchviz; forward: tensors and ops")
     @argument("--max-nodes", type=int, default=None, metavar="N",
               help="fold long chains so that about N boxes remain")
+    @argument("--lang", choices=LANGUAGES, default=None, help=LANG_HELP)
     @line_cell_magic
     def autograd_graph(self, line: str, cell: str | None = None):
         """Draw the autograd graph of an expression.
@@ -93,22 +110,30 @@ class AutogradMagics(Magics):
 
         Options go after the expression (or before it).  Tensors of autograd_kit
         and of PyTorch are both drawn.  If the cell's code fails, its error shows
-        with the cell's own lines only."""
+        with the cell's own lines only.  ``--lang zh`` (or ``ru``, ``en``): this
+        call's messages in that language."""
         args = parse(self.autograd_graph, line, "autograd_graph")
+        with _speaking(args.lang):
+            self._graph(args, cell)
+
+    def _graph(self, args, cell: str | None) -> None:
         if args.max_nodes is not None and args.max_nodes < 1:
-            raise UsageError("autograd_graph: --max-nodes must be at least 1")
+            raise UsageError("autograd_graph: " + _("--max-nodes must be at least 1"))
         if cell is not None:
             root = self._run_and_collect(cell, args.expression)
             if root is None:
-                print("autograd_graph: the cell built no graph (no tensor with a grad_fn)")
+                print("autograd_graph: " + _("the cell built no graph (no tensor with a "
+                                             "grad_fn)"))
                 return
         elif not args.expression:
-            raise UsageError("autograd_graph: give an expression, e.g. %autograd_graph loss")
+            raise UsageError("autograd_graph: " + _("give an expression, e.g. {example}")
+                             .format(example="%autograd_graph loss"))
         else:
             root = evaluate(self.shell, args.expression, "autograd_graph")
         if not _drawable(root):
-            raise UsageError(f"autograd_graph: expected a tensor or grad_fn, but "
-                             f"{args.expression} is of type {type(root).__name__}")
+            raise UsageError("autograd_graph: " + _("expected a tensor or grad_fn, but "
+                                                    "{expr} is of type {type}").format(
+                expr=args.expression, type=type(root).__name__))
         from ..viz import make_dot
         display(make_dot(root, show_attrs=args.attrs, show_saved=args.saved,
                          show_values=args.values, show_grads=args.grads,
@@ -134,6 +159,7 @@ class AutogradMagics(Magics):
               help="the gradient to start from (for a non-scalar output)")
     @argument("--retain-graph", action="store_true",
               help="keep the saved tensors, so backward() can run again afterwards")
+    @argument("--lang", choices=LANGUAGES, default=None, help=LANG_HELP)
     @line_magic
     def autograd_step(self, line: str):
         """Step through ``backward()`` one node at a time, with a widget.
@@ -145,10 +171,16 @@ class AutogradMagics(Magics):
         is not a single number); ``--retain-graph`` keeps the graph usable.
         Works on autograd_kit's tensors and on PyTorch's.  A root that can't be
         stepped through (a leaf; a non-scalar without ``--gradient``) gets one
-        line saying why."""
+        line saying why.  ``--lang zh`` (or ``ru``, ``en``): the widget's buttons,
+        panel and messages in that language (it keeps it when clicked later)."""
         args = parse(self.autograd_step, line, "autograd_step")
+        with _speaking(args.lang):
+            self._step(args)
+
+    def _step(self, args) -> None:
         if not args.expression:
-            raise UsageError("autograd_step: give an expression, e.g. %autograd_step loss")
+            raise UsageError("autograd_step: " + _("give an expression, e.g. {example}")
+                             .format(example="%autograd_step loss"))
         root = evaluate(self.shell, args.expression, "autograd_step")
         from ..viz import access
         try:
@@ -164,24 +196,28 @@ class AutogradMagics(Magics):
         try:
             from ..widgets import BackwardStepper
         except ImportError as err:
-            raise UsageError("autograd_step: the step-by-step widget is not available "
-                             f"({err}); it needs ipywidgets 8") from None
+            raise UsageError("autograd_step: " + _("the step-by-step widget is not available "
+                                                   "({error}); it needs ipywidgets 8").format(
+                error=err)) from None
         try:
             stepper = BackwardStepper(root, gradient=gradient,
                                       retain_graph=args.retain_graph,
                                       names=self.shell.user_ns)
         except Exception as err:  # one line, not the widget's insides
-            raise UsageError(f"autograd_step: the stepper could not open "
-                             f"{args.expression}: {type(err).__name__}: {err}") from None
+            raise UsageError("autograd_step: " + _("the stepper could not open {expr}: "
+                                                   "{error}").format(
+                expr=args.expression, error=f"{type(err).__name__}: {err}")) from None
         problem = getattr(stepper, "problem", None)
         if problem is not None:  # the widget would only say "cannot show this root"
-            raise UsageError(f"autograd_step: cannot step through {args.expression}: "
-                             f"{problem}")
+            raise UsageError("autograd_step: " + _("cannot step through {expr}: {problem}")
+                             .format(expr=args.expression, problem=problem))
         display(stepper)
 
     @magic_arguments()
     @argument("state", nargs="?", choices=["on", "off"],
               help="on: autograd errors explain themselves; off: plain tracebacks")
+    @argument("--lang", choices=LANGUAGES, default=None,
+              help="the language of the explanations: " + ", ".join(LANGUAGES))
     @line_magic
     def autograd_explain(self, line: str):
         """Make autograd errors explain themselves: ``%autograd_explain on``.
@@ -192,10 +228,20 @@ class AutogradMagics(Magics):
         after its usual traceback, a few plain sentences (what went wrong, why,
         how to fix it) and a picture of the graph with the culprit outlined in
         red.  The error is still raised: the cell fails as before.  Without an
-        argument, says whether it is on."""
+        argument, says whether it is on.
+
+        ``%autograd_explain on --lang ru`` (or ``zh``, ``en``) explains in that
+        language from now on, whatever the notebook's language; ``--lang``
+        alone changes only the language.  The error's own message, PyTorch's
+        wording, stays as it is."""
         args = parse(self.autograd_explain, line, "autograd_explain", expression=False)
+        if args.lang:
+            explain.set_explain_language(args.lang)
         if args.state is None:
-            print(f"autograd_explain is {'on' if explain.is_on() else 'off'}")
+            with _speaking(explain.explain_language()):
+                state = _("on") if explain.is_on() else _("off")
+                print(_("autograd_explain is {state}").format(state=state)
+                      + (f" ({get_language()})" if args.lang else ""))
         elif args.state == "on":
             explain.enable(self.shell)
         else:
@@ -204,6 +250,8 @@ class AutogradMagics(Magics):
     @magic_arguments()
     @argument("mode", nargs="?", choices=list(display_hooks.MODES),
               help="card: tensors also show as an HTML card; text: PyTorch's text only")
+    @argument("--lang", choices=LANGUAGES, default=None,
+              help="the language of the card's field names: " + ", ".join(LANGUAGES))
     @line_magic
     def autograd_display(self, line: str):
         """Choose how tensors display: ``%autograd_display card`` or ``text``.
@@ -212,9 +260,13 @@ class AutogradMagics(Magics):
         shape, dtype, device, whether it is a leaf, requires_grad, grad_fn and
         grad.  The text is still there (stored notebooks compare the same).
         ``text`` (the default) shows PyTorch's text only.  Without an
-        argument, says which mode is on."""
+        argument, says which mode is on.  ``--lang zh`` (or ``ru``, ``en``): the
+        cards' field names in that language from now on."""
         args = parse(self.autograd_display, line, "autograd_display", expression=False)
+        if args.lang:
+            display_hooks.set_card_language(args.lang)
         if args.mode is None:
-            print(f"autograd_display is {display_hooks.get_mode()}")
+            with _speaking(display_hooks.card_language()):
+                print(_("autograd_display is {mode}").format(mode=display_hooks.get_mode()))
         else:
             display_hooks.set_mode(args.mode)

@@ -20,6 +20,8 @@ import ast
 
 from IPython.core.error import UsageError
 
+from ..i18n import _
+
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -100,8 +102,8 @@ def run_cell_body(shell, cell: str, name: str = "autograd_graph"):
     try:
         tree = ast.parse(source)
     except SyntaxError as err:
-        raise UsageError(f"{name}: SyntaxError in the cell, line {err.lineno}: "
-                         f"{err.msg}") from None
+        raise UsageError(f"{name}: " + _("SyntaxError in the cell, line {line}: {message}")
+                         .format(line=err.lineno, message=err.msg)) from None
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
     namespaces = (shell.user_global_ns, shell.user_ns)

@@ -11,11 +11,13 @@ drawing order), so the sentence follows the computation.  ``AccumulateGrad``
 boxes are read through: an op "takes x", not "takes AccumulateGrad".  Long
 graphs are cut after :data:`MAX_STEPS` operations ("and 40 more operations").
 The text is plain; :mod:`.svgpatch` escapes it where it goes into the SVG.
+It is written in the kit's current language (:mod:`autograd_kit.i18n`).
 """
 from __future__ import annotations
 
 import heapq
 
+from ..i18n import _, ngettext
 from .model import GraphData, VNode
 
 MAX_STEPS = 8
@@ -26,21 +28,25 @@ def _short(node: VNode) -> str:
     """What a box is called in the sentence."""
     named = node.title not in (node.kind, "saved", "fold")
     if node.kind == "fold":
-        return f"a folded chain ({node.lines[0].strip('… ').split(' (')[0]})"
+        return _("a folded chain ({nodes})").format(
+            nodes=node.lines[0].strip("… ").split(" (")[0])
     if node.kind == "const":
-        return f"the constant {node.lines[0]}" if node.lines[0] != "constant" else \
-            "a constant"
+        return _("the constant {value}").format(value=node.lines[0]) \
+            if node.lines[0] != "constant" else _("a constant")
     if node.kind == "saved":
-        return "a saved tensor"
+        return _("a saved tensor")
     if node.kind in ("op", "fn", "acc") or named:
         return node.title
-    return {"leaf": "a leaf tensor", "output": "the output"}.get(node.kind, "a tensor")
+    if node.kind == "leaf":
+        return _("a leaf tensor")
+    return _("the output") if node.kind == "output" else _("a tensor")
 
 
 def _join(words: list[str]) -> str:
-    if len(words) <= 2:
-        return " and ".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
+    """``x``, ``x and w``, ``x, w and b`` (in the current language)."""
+    if len(words) <= 1:
+        return "".join(words)
+    return _("{first} and {last}").format(first=_(", ").join(words[:-1]), last=words[-1])
 
 
 def inputs_first(data: GraphData) -> list[VNode]:
@@ -84,18 +90,26 @@ def describe(data: GraphData) -> str:
         if node.kind in OPS:
             took = [name(i) for i in inputs[node.id]]
             what = _short(node)
-            steps.append(f"{what} takes {_join(took)}" if took else what)
+            steps.append(_("{op} takes {inputs}").format(op=what, inputs=_join(took))
+                         if took else what)
         elif node.kind == "output" and inputs[node.id]:
-            called = name(node.id)
-            called = "the output" if called == "the output" else f"output {called}"
-            outputs.append(f"{called} comes from {name(inputs[node.id][0])}")
+            called, source = name(node.id), name(inputs[node.id][0])
+            outputs.append(_("the output comes from {source}").format(source=source)
+                           if called == _("the output") else
+                           _("output {name} comes from {source}").format(name=called,
+                                                                        source=source))
     if len(steps) > MAX_STEPS:
         more = len(steps) - MAX_STEPS + 1
-        steps = steps[:MAX_STEPS - 1] + [f"and {more} more operations"]
+        steps = steps[:MAX_STEPS - 1] + [ngettext("and {n} more operation",
+                                                  "and {n} more operations", more).format(n=more)]
     saved = sum(1 for n in data.nodes if n.kind == "saved")
     parts = steps + outputs
     if saved:
-        parts.append(f"{saved} saved tensor{'s hang' if saved > 1 else ' hangs'} on dashed lines")
+        parts.append(ngettext("{n} saved tensor hangs on dashed lines",
+                              "{n} saved tensors hang on dashed lines", saved).format(n=saved))
     n = len(data.nodes)
-    head = f"Computational graph of {n} node{'s' if n != 1 else ''}"
-    return head + (": " + "; ".join(parts) if parts else "") + "."
+    head = ngettext("Computational graph of {n} node", "Computational graph of {n} nodes",
+                    n).format(n=n)
+    if not parts:
+        return _("{head}.").format(head=head)
+    return _("{head}: {parts}.").format(head=head, parts=_("; ").join(parts))

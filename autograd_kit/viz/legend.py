@@ -13,21 +13,23 @@ arrows stack them in a column.  It is not part of the graph's plain data, so
 """
 from __future__ import annotations
 
+from ..i18n import N_, _
 from .model import GraphData
 
-#: what each kind of box means, in the order the key lists them
+#: what each kind of box means, in the order the key lists them (in English:
+#: the key says it in the kit's current language, :mod:`autograd_kit.i18n`)
 MEANING = {
-    "output": "output tensor",
-    "leaf": "leaf tensor (gets .grad)",
-    "tensor": "intermediate tensor",
-    "const": "constant (no gradient)",
-    "op": "backward function (grad_fn)",
-    "fn": "operation",
-    "acc": "AccumulateGrad: adds into .grad",
-    "saved": "tensor saved for backward",
-    "fold": "folded chain of nodes",
+    "output": N_("output tensor"),
+    "leaf": N_("leaf tensor (gets .grad)"),
+    "tensor": N_("intermediate tensor"),
+    "const": N_("constant (no gradient)"),
+    "op": N_("backward function (grad_fn)"),
+    "fn": N_("operation"),
+    "acc": N_("AccumulateGrad: adds into .grad"),
+    "saved": N_("tensor saved for backward"),
+    "fold": N_("folded chain of nodes"),
 }
-DASHED = "saved for backward"
+DASHED = N_("saved for backward")
 SAVED_EDGES = ("saved", "saved_ref")
 
 
@@ -36,7 +38,7 @@ def legend_dot(data: GraphData, theme: dict, attrs) -> list[str]:
     escaped attribute list, see :func:`autograd_kit.viz.dot.attrs`)."""
     present = {n.kind for n in data.nodes}
     kinds = theme.get("kinds", {})
-    frame = {"label": "legend", "style": "rounded",
+    frame = {"label": _("legend"), "style": "rounded",
              "color": theme.get("edge", {}).get("color", "grey"),
              "fontcolor": theme.get("node", {}).get("fontcolor", "black"),
              "fontname": theme.get("node", {}).get("fontname", "Courier"), "fontsize": "9"}
@@ -46,7 +48,7 @@ def legend_dot(data: GraphData, theme: dict, attrs) -> list[str]:
         if kind in present:
             box = f"legend{len(ids)}"
             style = kinds.get(kind, {})
-            lines.append(f"\t\t{box} {attrs({'id': box, 'label': meaning, **style})}")
+            lines.append(f"\t\t{box} {attrs({'id': box, 'label': _(meaning), **style})}")
             ids.append(box)
     dashed = any(e.kind in SAVED_EDGES for e in data.edges)
     if dashed:
@@ -58,7 +60,7 @@ def legend_dot(data: GraphData, theme: dict, attrs) -> list[str]:
     for tail, head in zip(ids, ids[1:]):
         lines.append(f"\t\t{tail} -> {head} {attrs({'style': 'invis'})}")
     if dashed:
-        style = {**theme.get("edges", {}).get("saved", {}), "label": DASHED}
+        style = {**theme.get("edges", {}).get("saved", {}), "label": _(DASHED)}
         lines.append(f"\t\t{ends[0]} -> {ends[1]} {attrs({'id': 'legend_dashed', **style})}")
     lines.append("\t}")
     return lines if ids else []
