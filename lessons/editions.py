@@ -96,7 +96,7 @@ def translate_code(source: str, table: dict[str, str | None]) -> str:
     out, last = [], 0
     for start, end, text in literal_spans(source):
         new = table.get(text)
-        if new:
+        if new is not None:
             out.append(source[last:start])
             out.append(new)
             last = end
@@ -180,7 +180,7 @@ def build(lang: str, lesson: Path) -> nbformat.NotebookNode:
     english = nbformat.read(lesson, as_version=4)
     nb = nbformat.v4.new_notebook(metadata=dict(english.metadata))
     nb.metadata["autograd_kit"] = {"edition": lang, "source": f"../{lesson.name}"}
-    table = {k: v for k, v in data.get("code", {}).items() if v}
+    table = {k: v for k, v in data.get("code", {}).items() if v is not None}
     setup = nbformat.v4.new_code_cell(
         f"{SETUP_COMMENT[lang]}\nimport autograd_kit\nautograd_kit.set_language(\"{lang}\")")
     setup.id, setup.metadata = "edition-setup", {"tags": [SETUP_TAG]}

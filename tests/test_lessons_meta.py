@@ -259,7 +259,9 @@ def _probe_checkout(where: Path) -> Path:
     lessons = where / "lessons"
     (where / "tests").mkdir(parents=True)
     lessons.mkdir()
-    (lessons / "regenerate.py").write_text((LESSONS / "regenerate.py").read_text())
+    for name in ("regenerate.py", "editions.py"):
+        (lessons / name).write_text((LESSONS / name).read_text(encoding="utf-8"),
+                                    encoding="utf-8")
     (where / "tests" / "nbval_sanitize.cfg").write_text(SANITIZE_CFG.read_text())
     (lessons / "probe_library.py").write_text(PROBE_LIBRARY)
     cells = [nbformat.v4.new_code_cell("import probe_library\nprint(probe_library.noisy())"),
