@@ -4,6 +4,7 @@ import re
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
 from traitlets.config import Config
 
 from autograd_kit.viz import render
@@ -41,3 +42,21 @@ def close_shell(shell: InteractiveShell, names=()) -> None:
         shell.run_line_magic("unload_ext", "autograd_kit")
     for name in names:
         shell.user_ns.pop(name, None)
+
+
+def run(shell, code):
+    """Run a cell; return (result, stdout + stderr without colours, displays)."""
+    with capture_output() as cap:
+        result = shell.run_cell(code)
+    return result, ANSI.sub("", cap.stdout + cap.stderr), cap.outputs
+
+
+def flat(text: str) -> str:
+    """The text with line breaks and indents folded into single spaces."""
+    return " ".join(text.split())
+
+
+def highlighted_titles(exp) -> list[str]:
+    """Labels of the boxes drawn with the highlight style in the DOT source."""
+    return [m.group(1) for m in re.finditer(r'label="([^"]*)"[^\]]*color="red" penwidth="3"',
+                                            exp.picture().source)]

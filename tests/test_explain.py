@@ -6,14 +6,12 @@ picture in it (its culprit highlighted), and that the error itself is still
 raised and shown -- also with another extension loaded.  PyTorch's own errors
 are tested in test_torch_ipython.py.
 """
-import re
 
 import pytest
-from IPython.utils.capture import capture_output
 
 from autograd_kit import errors
 from autograd_kit.ipython import explain
-from shell_support import ANSI, CAN_RENDER, make_shell
+from shell_support import ANSI, CAN_RENDER, flat, highlighted_titles, make_shell, run
 
 SETUP = ("import autograd_kit as torch\n"
          "x = torch.tensor([1., 2.], requires_grad=True)\n"
@@ -29,24 +27,6 @@ def ip():
     shell.run_line_magic("unload_ext", "autograd_kit")
     for name in ("x", "w", "a", "b", "y", "z", "v", "loss", "<script>"):
         shell.user_ns.pop(name, None)
-
-
-def run(shell, code):
-    """Run a cell; return (result, stdout + stderr without colours, displays)."""
-    with capture_output() as cap:
-        result = shell.run_cell(code)
-    return result, ANSI.sub("", cap.stdout + cap.stderr), cap.outputs
-
-
-def flat(text: str) -> str:
-    """The text with line breaks and indents folded into single spaces."""
-    return " ".join(text.split())
-
-
-def highlighted_titles(exp) -> list[str]:
-    """Labels of the boxes drawn with the highlight style in the DOT source."""
-    return [m.group(1) for m in re.finditer(r'label="([^"]*)"[^\]]*color="red" penwidth="3"',
-                                            exp.picture().source)]
 
 
 CASES = {

@@ -6,16 +6,15 @@ kept, the culprit outlined in the graph), PyTorch's graphs drawn and stepped
 through, PyTorch's tensors shown as cards.  Skipped where PyTorch is not
 installed.
 """
-import re
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
 
 torch = pytest.importorskip("torch")
 
 from autograd_kit.ipython import display, explain  # noqa: E402
-from shell_support import ANSI, CAN_RENDER, close_shell, make_shell  # noqa: E402
+from shell_support import (CAN_RENDER, close_shell, flat, highlighted_titles,  # noqa: E402
+                           make_shell, run)
 
 SETUP = ("import torch\n"
          "x = torch.tensor([1., 2.], requires_grad=True)\n"
@@ -30,23 +29,6 @@ def ip():
     shell.run_cell(SETUP)
     yield shell
     close_shell(shell, NAMES)
-
-
-def run(shell, code):
-    """Run a cell; return (result, stdout + stderr without colours, displays)."""
-    with capture_output() as cap:
-        result = shell.run_cell(code)
-    return result, ANSI.sub("", cap.stdout + cap.stderr), cap.outputs
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def highlighted_titles(exp) -> list[str]:
-    """Labels of the boxes drawn with the highlight style in the DOT source."""
-    return [m.group(1) for m in re.finditer(r'label="([^"]*)"[^\]]*color="red" penwidth="3"',
-                                            exp.picture().source)]
 
 
 # -- PyTorch's errors explained ---------------------------------------------------------------
