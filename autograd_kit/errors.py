@@ -7,6 +7,7 @@ versions) that the notebook explanations and widgets show.
 from __future__ import annotations
 
 import os
+from types import TracebackType
 
 from .grad_mode import is_anomaly_enabled
 
@@ -21,25 +22,39 @@ def short(err: BaseException) -> BaseException:
     Used as ``except Exception as err: raise errors.short(err)`` in
     ``Tensor.backward``, ``autograd.grad``, the in-place methods...  PyTorch's
     own traceback for the same mistake stops at its C++ boundary; this is the
-    pure-Python equivalent.  Only an error that began inside the kit is cut: if
-    any frame below is someone else's (a hook, a custom ``Function.backward``),
-    the whole traceback stays, so that frame is shown.  A "During handling of the
-    above exception" chain from inside the kit (a numpy ``ValueError`` turned
+    pure-Python equivalent.  An error that began inside the kit loses every
+    frame below the public call.  If some frames below are someone else's (a
+    hook, a custom ``Function.backward``), those stay, each with its two kit
+    neighbours: the kit frame that called it and the first kit call it made
+    (``ctx.saved_tensors``); the kit frames in between go.  A "During handling of
+    the above exception" chain from inside the kit (a numpy ``ValueError`` turned
     into PyTorch's message) is hidden too."""
-    tb = err.__traceback__
-    while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_KIT):
-            return err
-        tb = tb.tb_next
     ctx = err.__context__
     if ctx is not None and _began_in_kit(ctx):
         err.__suppress_context__ = True
-    return err.with_traceback(None)
+    entries = []
+    tb = err.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    theirs = [not _in_kit(entry) for entry in entries]
+    if not any(theirs):
+        return err.with_traceback(None)  # ``raise`` adds back the public call's frame
+    kept = None
+    for i in range(len(entries) - 1, 0, -1):  # (entries[0]: the frame raising it again)
+        if theirs[i] or theirs[i - 1] or (i + 1 < len(entries) and theirs[i + 1]):
+            entry = entries[i]
+            kept = TracebackType(kept, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return err.with_traceback(kept)
+
+
+def _in_kit(entry: TracebackType) -> bool:
+    return entry.tb_frame.f_code.co_filename.startswith(_KIT)
 
 
 def _began_in_kit(err: BaseException) -> bool:
     tb = err.__traceback__
-    return tb is None or tb.tb_frame.f_code.co_filename.startswith(_KIT)
+    return tb is None or _in_kit(tb)
 
 
 def set_explainer(fn) -> None:
@@ -173,6 +188,7 @@ NON_LEAF_GRAD_WARNING = (
 RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
 ONE_ELEMENT_ITEM = "a Tensor with {n} elements cannot be converted to Scalar"
+ONE_ELEMENT_SCALAR = "only one element tensors can be converted to Python scalars"  # float(t)
 CREATE_GRAPH_CYCLE = (
     "Using backward() with create_graph=True will create a reference cycle between the "
     "parameter and its gradient which can cause a memory leak. We recommend using "

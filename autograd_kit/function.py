@@ -19,6 +19,7 @@ As in PyTorch::
 """
 from __future__ import annotations
 
+from . import errors
 from .graph import Node, SavedTensor, edge
 from .grad_mode import is_grad_enabled, no_grad
 from .ops.reduce import sum_to
@@ -39,9 +40,12 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         node = self.node
-        return tuple(node._saved[f"saved_{i}"].unpack(node, f"saved_{i}")
-                     if node._saved.get(f"saved_{i}") is not None else None
-                     for i in range(len(self._to_save)))
+        try:
+            return tuple(node._saved[f"saved_{i}"].unpack(node, f"saved_{i}")
+                         if node._saved.get(f"saved_{i}") is not None else None
+                         for i in range(len(self._to_save)))
+        except RuntimeError as err:  # (changed since saved, or freed by a backward)
+            raise errors.short(err)  # the line of your backward, then this one
 
     def mark_dirty(self, *tensors) -> None:  # accepted for compatibility
         pass

@@ -87,7 +87,12 @@ class Node:
             saved = object.__getattribute__(self, "_saved")
             if key in saved:
                 value = saved[key]
-                return value.unpack(self, key) if isinstance(value, SavedTensor) else value
+                if not isinstance(value, SavedTensor):
+                    return value
+                try:
+                    return value.unpack(self, key)
+                except RuntimeError as err:
+                    raise errors.short(err)  # the learner's line, then this one: no more
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):

@@ -314,9 +314,13 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def __float__(self) -> float:
+        if self._data.size != 1:  # (raised here, not in item(): one frame, as in PyTorch)
+            raise ValueError(errors.ONE_ELEMENT_SCALAR)
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError(errors.ONE_ELEMENT_SCALAR)
         return int(self.item())
 
     def __index__(self) -> int:

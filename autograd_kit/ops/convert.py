@@ -5,7 +5,7 @@ input's dtype and device (``ToCopyBackward0``).
 """
 from __future__ import annotations
 
-from .. import backend
+from .. import backend, errors
 from ..tensor import Tensor
 from ._rules import record, rule
 
@@ -25,13 +25,16 @@ def parse_to_args(args, kwargs):
 
 def to(x, *args, **kwargs):
     """``to(device)``, ``to(dtype)``, ``to(other_tensor)`` or ``to(device, dtype)``."""
-    dev, dt = parse_to_args(args, kwargs)
-    a = x._data
-    same_dev = dev is None or backend.same_place(dev, a)
-    same_dt = dt is None or backend.np_dtype(dt) == a.dtype
-    if same_dev and same_dt and not kwargs.get("copy", False):
-        return x
-    out = a if same_dev else backend.move(a, dev)
+    try:
+        dev, dt = parse_to_args(args, kwargs)
+        a = x._data
+        same_dev = dev is None or backend.same_place(dev, a)
+        same_dt = dt is None or backend.np_dtype(dt) == a.dtype
+        if same_dev and same_dt and not kwargs.get("copy", False):
+            return x
+        out = a if same_dev else backend.move(a, dev)
+    except Exception as err:  # ("cuda" with no GPU): the learner's line, then this call
+        raise errors.short(err)
     if not same_dt:
         out = out.astype(backend.np_dtype(dt))
     elif out is a:

@@ -4,6 +4,10 @@ Types follow PyTorch: Python floats give the default float type (float32),
 Python ints give int64, a numpy array keeps its dtype.  Random numbers come from
 one seeded generator (``manual_seed``) so lessons are reproducible; they are not
 the same numbers PyTorch draws.
+
+Every public function here catches its errors and raises them again through
+``errors.short``: ``tensor([1, 2], requires_grad=True)`` shows the learner's line
+and the call, not the helpers behind it (PyTorch shows no frame of its own).
 """
 from __future__ import annotations
 
@@ -46,18 +50,24 @@ def _dev(device):
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data``."""
-    if isinstance(data, Tensor):
-        data = data._data
-    arr = backend.make_array(data, dtype, _dev(device))
-    return _finish(arr, requires_grad)
+    try:
+        if isinstance(data, Tensor):
+            data = data._data
+        arr = backend.make_array(data, dtype, _dev(device))
+        return _finish(arr, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
-    if backend.is_array(data) and dtype is None and device is None:
-        return Tensor._make(data)
-    return tensor(data, dtype, device)
+    try:
+        if isinstance(data, Tensor) and dtype is None and device is None:
+            return data
+        if backend.is_array(data) and dtype is None and device is None:
+            return Tensor._make(data)
+        return tensor(data, dtype, device)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def from_numpy(array) -> Tensor:
@@ -72,30 +82,45 @@ def _filled(fill, size, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(0, size, dtype, device, requires_grad)
+    try:
+        return _filled(0, size, dtype, device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(1, size, dtype, device, requires_grad)
+    try:
+        return _filled(1, size, dtype, device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(0, size, dtype, device, requires_grad)
+    try:
+        return _filled(0, size, dtype, device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    if dtype is None:
-        if isinstance(fill_value, builtins.bool):
-            dtype = backend.bool
-        elif isinstance(fill_value, builtins.int):
-            dtype = backend.int64
-    return _filled(fill_value, (size,) if isinstance(size, int) else (tuple(size),), dtype,
-                   device, requires_grad)
+    try:
+        if dtype is None:
+            if isinstance(fill_value, builtins.bool):
+                dtype = backend.bool
+            elif isinstance(fill_value, builtins.int):
+                dtype = backend.int64
+        return _filled(fill_value, (size,) if isinstance(size, int) else (tuple(size),), dtype,
+                       device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
-    return _finish(backend.xp_for(_dev(device)).eye(n, m, dtype=dt), requires_grad)
+    try:
+        dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+        return _finish(backend.xp_for(_dev(device)).eye(n, m, dtype=dt), requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def _like(fn, t, dtype, device, requires_grad, *extra):
@@ -106,36 +131,55 @@ def _like(fn, t, dtype, device, requires_grad, *extra):
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(zeros, t, dtype, device, requires_grad)
+    try:
+        return _like(zeros, t, dtype, device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(ones, t, dtype, device, requires_grad)
+    try:
+        return _like(ones, t, dtype, device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(zeros, t, dtype, device, requires_grad)
+    try:
+        return _like(zeros, t, dtype, device, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+    try:
+        return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
+                    requires_grad=requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    if end is None:
-        start, end = 0, start
-    if dtype is None:
-        ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
-        dtype = backend.int64 if ints else backend.get_default_dtype()
-    xp = backend.xp_for(_dev(device))
-    return _finish(xp.arange(start, end, step).astype(backend.np_dtype(dtype)), requires_grad)
+    try:
+        if end is None:
+            start, end = 0, start
+        if dtype is None:
+            ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
+            dtype = backend.int64 if ints else backend.get_default_dtype()
+        xp = backend.xp_for(_dev(device))
+        data = xp.arange(start, end, step).astype(backend.np_dtype(dtype))
+        return _finish(data, requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
-    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
-    xp = backend.xp_for(_dev(device))
-    return _finish(xp.linspace(start, end, steps).astype(dt), requires_grad)
+    try:
+        dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+        xp = backend.xp_for(_dev(device))
+        return _finish(xp.linspace(start, end, steps).astype(dt), requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def _random(draw, size, dtype, device, requires_grad):
@@ -146,13 +190,20 @@ def _random(draw, size, dtype, device, requires_grad):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Uniform numbers in [0, 1)."""
-    return _random(lambda s: (generator or _rng).random(s), size, dtype, device, requires_grad)
+    try:
+        return _random(lambda s: (generator or _rng).random(s), size, dtype, device,
+                       requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Standard normal numbers (mean 0, variance 1)."""
-    return _random(lambda s: (generator or _rng).standard_normal(s), size, dtype, device,
-                   requires_grad)
+    try:
+        return _random(lambda s: (generator or _rng).standard_normal(s), size, dtype, device,
+                       requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, generator=None) -> Tensor:
@@ -170,13 +221,19 @@ def randperm(n, dtype=None, device=None) -> Tensor:
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+    try:
+        return rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
+                    requires_grad=requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
-                 requires_grad=requires_grad)
+    try:
+        return randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
+                     requires_grad=requires_grad)
+    except Exception as err:
+        raise errors.short(err)
 
 
 def normal(mean=0.0, std=1.0, size=(1,), dtype=None, device=None) -> Tensor:
