@@ -56,6 +56,9 @@ class Step:
     leaves: list = field(default_factory=list)    # [(leaf, old_grad, new_grad)]
     retained: list = field(default_factory=list)  # [(non-leaf with retain_grad, new_grad)]
     released: list = field(default_factory=list)  # names of saved tensors freed here
+    # the summed gradient as it arrived, when a hook (a tensor hook or a node
+    # pre-hook) returned another one in its place; None when no hook did
+    before_hooks: Tensor | None = None
 
 
 def _root_grads(tensors, grad_tensors):
@@ -291,11 +294,11 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         else:
             for extra in contributions[1:]:
                 g = g + extra
-    retained = None
+    retained = unhooked = None
     hooked = node._extra is not None  # (hooks, retain_grad or metadata set)
     if hooked and (node._pre_hooks is not None or node._retain is not None):
         gt, retained = _pre_hooks(node, wrap(g))
-        g = gt._data if arrays else gt
+        unhooked, g = g, (gt._data if arrays else gt)
     is_leaf_node = node.__class__ is AccumulateGrad
     old = None
     if capture is not None and node in capture:  # autograd.grad: hand it back instead
@@ -331,6 +334,8 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
             step.leaves.append((node.variable, old, node.variable._grad))
         if retained is not None:
             step.retained.append(retained)
+        if unhooked is not None and unhooked is not g:  # a hook gave another gradient
+            step.before_hooks = wrap(unhooked)
     return grads_out, step
 
 

@@ -130,6 +130,9 @@ def test_replayed_order_is_pytorchs_execution_order(seed):
     order = pytorch_order(loss)
     assert [id(st.node) for st in s.steps] == [id(n) for n in order]
     assert is_topological(s.steps)
+    # no hook here: the parts that arrived add up, in PyTorch's order, to exactly
+    # what flowed in, so no step claims that a hook changed its gradient
+    assert all(st.before_hooks is None for st in s.steps)
 
 
 def test_mlp_order_and_grads():
@@ -420,3 +423,339 @@ def test_node_with_several_outputs():
     panel = text(s.panel.value)
     assert "one per output of the node: [3., 4.], [1., 2.]" in panel
     assert "summed" not in panel
+
+
+# -- retain_grad, hooks, both engines side by side -----------------------------------
+def kit():
+    import autograd_kit
+    return autograd_kit
+
+
+def values_or_none(t):
+    return None if t is None else access.host_array(t).tolist()
+
+
+def retained_graph(lib, which):
+    """``y = x * 3`` feeds three uses; ``which`` ("root" or "y") calls retain_grad()."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    loss = (y * y + y.sin()).sum()
+    held = {"root": loss, "y": y}[which]
+    held.retain_grad()
+    return x, y, loss, held
+
+
+@pytest.mark.parametrize("which", ["root", "y"])
+def test_retained_grads_follow_the_pass_as_on_the_kits_engine(which):
+    """A tensor that called retain_grad() has no .grad before the step of its
+    grad_fn, gets it there, and loses it again on Reset -- on PyTorch as on the
+    kit's engine (``y`` is found through ``names``; the root is always known)."""
+    seen = {}
+    for lib in (kit(), torch):
+        x, y, loss, held = retained_graph(lib, which)
+        names = {"x": x, "y": y} if which == "y" else {"x": x}
+        s = BackwardStepper(loss, names=names)
+        trail = [values_or_none(held.grad)]
+        at = None
+        for _ in range(s.total):
+            s.step()
+            trail.append(values_or_none(held.grad))
+            if s.current.node is held.grad_fn:
+                at = s.position
+                assert [t for t, _ in s.current.retained] == [held]
+                label = "y.grad" if which == "y" else "retained tensor"
+                assert label in text(s.panel.value) and "(retain_grad)" in text(s.panel.value)
+            else:
+                assert s.current.retained == []
+        s.reset()
+        assert held.grad is None
+        s.run()
+        seen[lib.__name__] = (trail, at, values_or_none(held.grad))
+    trail, at, final = seen["torch"]
+    assert at is not None and trail[:at] == [None] * at
+    assert all(v is not None for v in trail[at:]) and final == trail[-1]
+    kit_trail, kit_at, kit_final = seen["autograd_kit"]
+    assert at == kit_at and len(trail) == len(kit_trail)
+    np.testing.assert_allclose(np.array(final), np.array(kit_final), rtol=1e-6)
+    _x, _y, loss2, held2 = retained_graph(torch, which)  # a plain backward's value
+    loss2.backward()
+    assert final == held2.grad.tolist()
+
+
+def test_retained_grad_from_an_earlier_pass_is_put_back_exactly():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    loss = (y * y).sum()
+    loss.backward(retain_graph=True)
+    earlier = y.grad
+    s = BackwardStepper(loss, names={"y": y})
+    assert y.grad is earlier and earlier.tolist() == [6.0, 12.0]
+    s.run()
+    assert y.grad.tolist() == [12.0, 24.0] and earlier.tolist() == [6.0, 12.0]
+    s.reset()
+    assert y.grad is earlier
+
+
+def doubled_graph(lib, where):
+    """``[1, 2] + [1, 2]`` arrive at y's node, a hook doubles the sum (``where`` =
+    "y"), or the seed 1 at the root is tripled (``where`` = "root")."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    c = lib.tensor([1.0, 2.0])
+    y = x * 1.0
+    loss = (y * c + y * c).sum()
+    if where == "y":
+        y.register_hook(lambda g: g * 2)
+    else:
+        loss.register_hook(lambda g: g * 3)
+    return x, y, loss
+
+
+@pytest.mark.parametrize("where, node, words", [
+    ("y", "y", ["2 contributions summed: g = [1., 2.] + [1., 2.] = [2., 4.]",
+                "A hook changed g to [4., 8.]: that is the gradient that flowed on."]),
+    ("root", "loss", ["Gradient flowing in: g = 1.",
+                      "A hook changed g to 3.: that is the gradient that flowed on."]),
+])
+def test_a_hook_that_changes_the_gradient_is_said_on_both_engines(where, node, words):
+    for lib in (kit(), torch):
+        x, y, loss = doubled_graph(lib, where)
+        s = BackwardStepper(loss, names={"x": x, "y": y})
+        target = {"y": y, "loss": loss}[node].grad_fn
+        for _ in range(s.total):  # to the step of target
+            s.step()
+            if s.current.node is target:
+                break
+        assert s.current.node is target
+        panel = text(s.panel.value)
+        for w in words:
+            assert w in panel, (lib.__name__, panel)
+        s.run()
+        others = [st for st in s.steps if st.node is not target]
+        assert len(others) == s.total - 1
+        assert all(st.before_hooks is None for st in others)  # no hook, no claim
+        x2, _y2, loss2 = doubled_graph(lib, where)
+        loss2.backward()
+        assert values_or_none(x.grad) == values_or_none(x2.grad), lib.__name__
+        assert values_or_none(x.grad) == {"y": [4.0, 8.0], "root": [6.0, 12.0]}[where]
+
+
+# -- an MLP: every edge, and Back / Reset bit for bit ----------------------------------
+def in_graph_order(start):
+    """The graph's nodes, depth first from ``start`` along next_functions in
+    order: two graphs built by the same code give the same list, position by
+    position."""
+    out, seen, stack = [], set(), [start]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(n)
+        stack.extend(m for m, _ in reversed(n.next_functions))
+    return out
+
+
+def test_mlp_every_edge_equals_the_nodes_own_backward_on_a_hook_free_twin():
+    """The oracle is a twin MLP (same seed, same data) whose graph never had a hook
+    and is never run by PyTorch's engine.  Walking the replayed steps in their
+    order, the gradient into each node is what the twin's nodes sent it, added up
+    in arrival order (the root gets 1), and along every edge a node must send
+    what the twin's *same* node gives when called directly on that gradient
+    (summed down to the shape the next node takes, as the engine does between
+    nodes): calling a node runs only its own backward formula on its own saved
+    tensors (no hooks, no engine), so each edge is checked on its own, not only
+    the final ``.grad``.  Into each AccumulateGrad must flow d loss / d parameter from
+    a hook-free ``torch.autograd.grad``."""
+    model = mlp(0)
+    loss = mlp_loss(model, 1)
+    s = BackwardStepper(loss)
+    s.run()
+    twin = mlp(0)
+    loss2 = mlp_loss(twin, 1)
+    ours, theirs = in_graph_order(loss.grad_fn), in_graph_order(loss2.grad_fn)
+    assert [access.node_name(n) for n in ours] == [access.node_name(n) for n in theirs]
+    pair = {id(a): b for a, b in zip(ours, theirs, strict=True)}
+    oracle = dict(zip(map(id, twin.parameters()),
+                      torch.autograd.grad(loss2, list(twin.parameters()), retain_graph=True)))
+    arrived = {id(loss2.grad_fn): [torch.ones_like(loss2)]}
+    edges = 0
+    for st in s.steps:
+        node2 = pair[id(st.node)]
+        parts = arrived.pop(id(node2))
+        want_in = parts[0]
+        for p in parts[1:]:
+            want_in = want_in + p
+        assert len(st.contributions) == len(parts) and st.before_hooks is None
+        torch.testing.assert_close(st.grad_in, want_in, rtol=1e-6, atol=1e-7)
+        if st.leaves:
+            torch.testing.assert_close(st.grad_in, oracle[id(node2.variable)],
+                                       rtol=1e-6, atol=1e-7)
+            continue
+        with torch.no_grad():
+            wants = node2(want_in)
+        wants = wants if isinstance(wants, tuple) else (wants,)
+        assert len(st.grads_out) == len(wants) == len(node2.next_functions)
+        for got, want, (nxt, nr) in zip(st.grads_out, wants, node2.next_functions):
+            assert (got is None) == (want is None or nxt is None)
+            if got is not None:
+                # between nodes PyTorch's engine sums a gradient down to the shape
+                # the next node takes (a broadcast bias); calling a node skips that
+                want = want.sum_to_size(nxt._input_metadata[nr].shape)
+                torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)
+                arrived.setdefault(id(nxt), []).append(want)
+                edges += 1
+    assert not arrived and edges >= 10
+
+
+def test_mlp_back_and_reset_restore_grads_bit_for_bit():
+    model = mlp(2)
+    mlp_loss(model, 3).backward()  # an earlier gradient in every .grad
+    params = list(model.parameters())
+    held = [p.grad for p in params]  # the user's own .grad objects
+    start = grads(params)
+    loss = mlp_loss(model, 4)
+    s = BackwardStepper(loss)
+    assert all(p.grad is h for p, h in zip(params, held)) and same(grads(params), start)
+    seen = [grads(params)]
+    for _ in range(s.total):
+        s.step()
+        seen.append(grads(params))
+    for k in list(range(s.total, -1, -1)) + [3, s.total, 1]:
+        s.go_to(k)
+        assert same(grads(params), seen[k]), k
+    s.reset()
+    assert all(p.grad is h for p, h in zip(params, held))
+    assert same(grads(params), start) and same(held, start)  # never written into
+    twin = mlp(2)
+    mlp_loss(twin, 3).backward()
+    mlp_loss(twin, 4).backward()
+    s.run()
+    assert same(grads(params), grads(list(twin.parameters())))
+
+
+# -- a pass that stops part way ----------------------------------------------------------
+def stopping_graph(lib):
+    """The w branch runs first; then ExpBackward0 finds its saved output changed
+    in place and the pass stops."""
+    x = lib.tensor([0.5, 1.0], requires_grad=True)
+    w = lib.tensor([2.0, 3.0], requires_grad=True)
+    b = (x * 2).exp()
+    loss = b.sum() + (w * 5).sum()
+    b.mul_(1)
+    return x, w, loss
+
+
+def test_a_pass_that_stops_part_way_shows_the_steps_that_ran_then_pytorchs_error():
+    x, w, loss = stopping_graph(torch)
+    s = BackwardStepper(loss, names={"x": x, "w": w})
+    assert s.problem is None and s._ahead is not None
+    order = [access.node_name(st.node) for st in s._source._steps]
+    assert order == ["AddBackward0", "SumBackward0", "MulBackward0", "AccumulateGrad",
+                     "SumBackward0"]
+    assert "this pass will stop after 5 steps" in text(s.status.value)
+    s.run()
+    assert s.position == 5 and not s.finished
+    status = text(s.status.value)
+    assert "PyTorch stopped at step 6" in status
+    assert "modified by an inplace operation" in status
+    x2, w2, loss2 = stopping_graph(torch)  # what a plain failing backward leaves
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss2.backward()
+    assert same(grads([x, w]), grads([x2, w2])) and x.grad is None
+    assert w.grad.tolist() == [5.0, 5.0]
+    s.reset()
+    assert x.grad is None and w.grad is None
+    s.go_to(4)
+    assert w.grad.tolist() == [5.0, 5.0] and x.grad is None
+
+
+# -- the recording leaves everything of the user's alone --------------------------------
+def raising_graph(lib, earlier):
+    """w's branch runs first (its .grad changes), then x's hook raises ValueError."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([3.0, 4.0], requires_grad=True)
+    w.grad = lib.tensor(earlier)
+
+    def refuse(_g):
+        raise ValueError("this hook refuses")
+    x.register_hook(refuse)
+    return x, w, (x * 2).sum() + (w * 5).sum()
+
+
+def test_a_hook_raising_valueerror_leaves_every_grad_as_it_was_on_both_engines():
+    for lib in (kit(), torch):
+        x, w, loss = raising_graph(lib, [0.5, 0.25])
+        held = w.grad
+        with pytest.raises(ValueError, match="this hook refuses"):
+            BackwardStepper(loss, names={"x": x, "w": w})
+        assert x.grad is None and w.grad.tolist() == [0.5, 0.25], lib.__name__
+        x2, w2, loss2 = raising_graph(lib, [0.5, 0.25])
+        with pytest.raises(ValueError):
+            loss2.backward()
+        assert w2.grad.tolist() != [0.5, 0.25]  # a plain pass did reach w first
+        if lib is torch:
+            assert w.grad is held and held.tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize("lib", ["autograd_kit", "torch"])
+def test_a_grad_the_user_holds_is_not_written_into(lib):
+    """Both engines add into ``.grad`` in place when they can; the stepper's passes
+    must not reach the user's own object, and Reset gives that very object back."""
+    lib = kit() if lib == "autograd_kit" else torch
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = lib.tensor([10.0, 20.0])
+    held = x.grad
+    loss = (x * x).sum()
+    s = BackwardStepper(loss, names={"x": x}, retain_graph=True)
+    assert x.grad is held and held.tolist() == [10.0, 20.0]
+    s.run()
+    assert x.grad.tolist() == [12.0, 24.0] and held.tolist() == [10.0, 20.0]
+    s.run_again()  # a real second pass, into the stepper's copy
+    assert x.grad.tolist() == [14.0, 28.0] and held.tolist() == [10.0, 20.0]
+    s.reset()
+    assert x.grad is held and held.tolist() == [10.0, 20.0]
+    s.go_to(2)
+    assert held.tolist() == [10.0, 20.0]
+
+
+# -- the graph was freed when the stepper was made --------------------------------------
+def saved_marks(s):
+    from autograd_kit.widgets import marks
+    styles = marks.styles(s._graph, s.steps, s._saved_boxes)
+    return {b: styles.get(b) is marks.FREED for b in s._saved_boxes}
+
+
+def test_status_says_pytorch_already_freed_the_graph_and_the_picture_stays_consistent():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], requires_grad=True)
+    loss = (x * w).sin().sum()
+    s = BackwardStepper(loss, names={"x": x, "w": w})
+    note = "so PyTorch has already freed the saved tensors"
+    assert note in text(s.status.value)
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+    boxes = [n for n in s._graph.nodes if n.kind == "saved"]
+    assert boxes and all(n.lines[-1] != "(freed)" for n in boxes)  # drawn before the pass
+    assert saved_marks(s) and not any(saved_marks(s).values())  # step 0: none grey
+    s.run()
+    assert all(saved_marks(s).values()) and note in text(s.status.value)
+    s.reset()
+    assert not any(saved_marks(s).values()) and note in text(s.status.value)
+    kept = BackwardStepper((x * w).sin().sum(), retain_graph=True)
+    assert "already freed" not in text(kept.status.value)
+    nothing_saved = BackwardStepper((x + w).sum())
+    assert "already freed" not in text(nothing_saved.status.value)
+
+
+@pytest.mark.parametrize("lib", ["autograd_kit", "torch"])
+def test_a_saved_tensor_drawn_as_freed_is_grey_from_the_start(lib):
+    lib = kit() if lib == "autograd_kit" else torch
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([3.0, 4.0], requires_grad=True)
+    b = (x * w).sin()
+    b.sum().backward()  # frees what MulBackward0 and SinBackward0 saved
+    s = BackwardStepper((b * x).sum(), names={"x": x, "w": w})
+    drawn = {n.id: n.lines[-1] == "(freed)" for n in s._graph.nodes if n.kind == "saved"}
+    assert any(drawn.values()) and not all(drawn.values())
+    assert saved_marks(s) == drawn  # grey exactly where the label says freed

@@ -6,9 +6,15 @@ The picture is laid out once; every step only recolours boxes through
 * nodes already processed: green; the node just processed: orange, red border;
 * leaves whose ``.grad`` was updated: green border;
 * saved tensors freed (``retain_graph=False``): grey, once every node that
-  saved them has run.  (A saved tensor hangs off the op that saved it by a
+  saved them has run; a saved tensor that was already freed when the picture
+  was drawn (its label says "(freed)") is grey from the start, so label and
+  colour never disagree.  (A saved tensor hangs off the op that saved it by a
   dashed line: no gradient flows along it; the legend says so.)
   Nodes not reached yet keep the theme's colours.
+
+A replayed pass (PyTorch's) is drawn before its real pass runs, so at step 0,
+and after Reset, its saved tensors show their values, as a live pass would; the
+status line says that PyTorch has in fact freed them already.
 """
 from __future__ import annotations
 
@@ -34,12 +40,23 @@ def legend_html() -> str:
 
 
 def saved_box_owners(graph) -> dict[str, set]:
-    """Saved-tensor box id -> ids of the op boxes that saved it."""
+    """Saved-tensor box id -> ids of the op boxes that saved it.  A box drawn as
+    already freed has no owner left to wait for (an empty set): it is grey at
+    every step."""
+    freed = {n.id for n in graph.nodes if n.kind == "saved" and _drawn_freed(n)}
     owners: dict[str, set] = {}
     for e in graph.edges:
         if e.kind == "saved":
-            owners.setdefault(e.head, set()).add(e.tail)
+            owners.setdefault(e.head, set())
+            if e.head not in freed:
+                owners[e.head].add(e.tail)
     return owners
+
+
+def _drawn_freed(box) -> bool:
+    """Does the box's label say its value was freed before the picture was made?"""
+    lines = box.lines if isinstance(box.lines, list) else []
+    return bool(lines) and lines[-1] == "(freed)"
 
 
 def styles(graph, steps: list, owners: dict[str, set]) -> dict:

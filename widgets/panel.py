@@ -6,7 +6,9 @@ For the node being processed the panel shows
   the gradient flowing in;
 * the local derivative formulas, straight from the op's formula table
   (``node.formula_text``, e.g. ``{"self": "g * other", "other": "g * self"}``);
-* ``g`` itself, and the sum when several gradients arrived;
+* ``g`` itself, and the sum when several gradients arrived; when a hook
+  returned another gradient in its place, the sum and then the value the hook
+  gave, which is the ``g`` the node used (``Step.before_hooks``);
 * per edge: ``upstream × local = contribution`` with the actual numbers;
 * leaves whose ``.grad`` changed (``old → new``) and saved tensors freed.
 
@@ -181,15 +183,32 @@ def incoming_html(step) -> str:
         return (f"<div>{_('Gradients flowing in, one per output of the node:')} "
                 f"<code>{esc(each)}</code></div>")
     parts = step.contributions or [step.grad_in]
+    before = getattr(step, "before_hooks", None)
+    hooked = before is not None and not _same_values(before, step.grad_in)
+    arrived = before if hooked else step.grad_in  # the sum, before any hook
     if len(parts) > 1:
         terms = " + ".join(values(c) for c in parts)
         summed = ngettext("Gradient flowing in: {n} contribution summed:",
                           "Gradient flowing in: {n} contributions summed:",
                           len(parts)).format(n=len(parts))
-        return (f"<div>{esc(summed)} "
-                f"<code>g = {esc(terms)} = {esc(values(step.grad_in))}</code></div>")
-    return (f"<div>{_('Gradient flowing in:')} "
-            f"<code>g = {esc(values(step.grad_in))}</code></div>")
+        text = (f"<div>{esc(summed)} "
+                f"<code>g = {esc(terms)} = {esc(values(arrived))}</code></div>")
+    else:
+        text = (f"<div>{_('Gradient flowing in:')} "
+                f"<code>g = {esc(values(arrived))}</code></div>")
+    if hooked:
+        text += "<div>" + esc(_("A hook changed g to {value}: that is the gradient "
+                                "that flowed on.")).format(
+            value=f"<code>{esc(values(step.grad_in))}</code>") + "</div>"
+    return text
+
+
+def _same_values(a, b) -> bool:
+    """Do two gradients hold the very same numbers (a hook that returned a copy
+    changed nothing worth a line)?"""
+    x, y = access.host_array(a), access.host_array(b)
+    return x is not None and y is not None and x.shape == y.shape and bool(
+        np.array_equal(x, y, equal_nan=True))
 
 
 def changes_html(step, index: dict) -> str:

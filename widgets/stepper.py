@@ -8,7 +8,8 @@ list of step records, through one small adapter per engine
 * autograd_kit's own ``backward_steps()`` generator (the one ``backward()``
   exhausts) is pulled live, one node per Step;
 * PyTorch's engine cannot be paused, so its real pass is recorded with hooks
-  when the stepper is made and replayed; the widget says so.
+  when the stepper is made and replayed; the widget says so (and, without
+  ``retain_graph``, that PyTorch has therefore already freed the saved tensors).
 
 The graph is laid out once; each step only recolours boxes (``Graph.restyle``):
 done, current, waiting, leaves updated, saved tensors freed.  Going back is
@@ -33,7 +34,9 @@ class BackwardStepper(Bench):
     ``root`` is a tensor of autograd_kit or of PyTorch.  Buttons Step / Back /
     Run / Reset and a Play + slider drive it; from Python, ``step()``, ``back()``,
     ``run()``, ``reset()``, ``go_to(n)``, ``run_again()``.
-    ``names`` (e.g. ``globals()``) labels tensors with their variable names;
+    ``names`` (e.g. ``globals()``) labels tensors with their variable names (and
+    tells PyTorch's adapter which tensors may ``retain_grad()``: its nodes do not
+    know their output tensors);
     ``show_saved`` draws saved tensors (greyed out as they are freed);
     ``max_nodes`` folds long chains of a big graph (a fold is coloured as one box)."""
 
@@ -62,7 +65,8 @@ class BackwardStepper(Bench):
                 self._graph = make_dot(root, names=names, show_saved=show_saved,
                                        theme=theme, max_nodes=max_nodes)
                 self._saved_boxes = marks.saved_box_owners(self._graph)
-            self._source = access.backward_pass(root, gradient, self.retain_graph)
+            known = [t for t in dict(names or {}).values() if access.is_tensor(t)]
+            self._source = access.backward_pass(root, gradient, self.retain_graph, known)
             self.total, self._ahead = self._source.total, self._source.stopper
             if self.total == 0 and self._ahead is not None:
                 self.problem = self._ahead
@@ -169,7 +173,7 @@ class BackwardStepper(Bench):
             self._source.again()
         except RuntimeError as err:
             return box(_("Pass {n}:").format(n=self.passes + 1) + " "
-                       + explain(err, self._source.who), "error")
+                       + explain(err, self._source.who, self.root), "error")
         after = self._leaf_grads()
         change = "; ".join(f"{n} {before[k][1]} → {v}" for k, (n, v) in after.items())
         return box(esc(_("Pass {n} done: the gradients were added again (accumulated). "
@@ -239,13 +243,12 @@ class BackwardStepper(Bench):
         if self.problem is not None:
             who = self._source.who if self._source is not None else ENGINE
             text = esc(self.problem) if isinstance(self.problem, str) else \
-                explain(self.problem, who)
+                explain(self.problem, who, self.root)
             return box(text + " " + _("Nothing to step through."), "error")
         who = self._source.who
         if self._error is not None:
-            return box(esc(_("{who} stopped at step {n}:").format(
-                who=who_text(who), n=self.position + 1)) + " " + explain(self._error, who),
-                "error")
+            head = _("{who} stopped at step {n}:").format(who=who_text(who), n=self.position + 1)
+            return box(esc(head) + " " + explain(self._error, who, self.root), "error")
         if self.current is not None:
             head = _("Step {n} of {total}: {node}.").format(
                 n=self.position, total=self.total, node=access.node_name(self.current.node))
@@ -256,12 +259,13 @@ class BackwardStepper(Bench):
             parts.append(box(esc(_("{who}'s own backward pass, replayed: {who} cannot be "
                                    "paused, so its real pass ran once, with hooks on every "
                                    "node, when this view was made; each step shows what "
-                                   "{who} did at that node.").format(who=who)), "info"))
+                                   "{who} did at that node.").format(who=who))
+                         + self._freed_note(), "info"))
         if self._ahead is not None and self.position < self.total:
             stop = ngettext("Warning: this pass will stop after {n} step.",
                             "Warning: this pass will stop after {n} steps.",
                             self.total).format(n=self.total)
-            parts.append(box(esc(stop) + " " + explain(self._ahead, who), "warn"))
+            parts.append(box(esc(stop) + " " + explain(self._ahead, who, self.root), "warn"))
         if self.finished:
             grads = ", ".join(f"<code>{esc(n)} = {esc(g)}</code>"
                               for n, g in self._leaf_grads().values())
@@ -270,6 +274,15 @@ class BackwardStepper(Bench):
         if self._note:
             parts.append(self._note)
         return "".join(parts)
+
+    def _freed_note(self) -> str:
+        """For a recorded pass without retain_graph: the graph's saved tensors are
+        already gone for real, whatever step the replay stands at."""
+        if not self._source.freed:
+            return ""
+        return " " + esc(_("It ran without retain_graph=True, so {who} has already freed "
+                           "the saved tensors: a later backward() on this graph raises "
+                           "an error.").format(who=self._source.who))
 
     def describe(self) -> str:
         if self.problem is not None:

@@ -13,7 +13,16 @@ looks at which engine made the tensor.  Every adapter answers the same questions
 * ``local(step)``: the node's local derivatives (its formulas applied to a
   gradient of ones), one per edge, where the adapter knows them;
 * ``again()``: one more complete pass, as a second ``root.backward()`` would run
-  (raising the engine's own error where the engine refuses).
+  (raising the engine's own error where the engine refuses);
+* ``freed``: True when making the adapter already freed saved tensors for real
+  (a recorded pass without ``retain_graph``), so a later ``backward()`` on the
+  graph is refused.
+
+Each adapter is given ``tensors``: tensors the caller knows (the variables it
+has names for).  Those that are not leaves and called ``retain_grad()`` get
+their ``.grad`` set at the step of their ``grad_fn``, as the engine sets it
+(``Step.retained``).  The kit's nodes know their retained tensor; PyTorch's
+nodes do not link to their outputs, so its adapter needs the list.
 
 ``kit.py`` drives autograd_kit's own ``backward_steps()`` generator, one node at a
 time.  ``pytorch.py`` cannot pause PyTorch's engine, so it records PyTorch's real
@@ -31,6 +40,7 @@ class BackwardPass:
     about = ""           # one line for a learner: whose pass this is, and how it is shown
     total = 0
     stopper: BaseException | None = None
+    freed = False
 
     def steps(self):
         raise NotImplementedError
@@ -45,13 +55,14 @@ class BackwardPass:
         raise NotImplementedError
 
 
-def for_tensor(root, gradient=None, retain_graph: bool = False) -> BackwardPass:
+def for_tensor(root, gradient=None, retain_graph: bool = False,
+               tensors=()) -> BackwardPass:
     """The adapter for ``root``'s engine (``root`` is already known to be a tensor
-    of autograd_kit or PyTorch).  PyTorch is imported only here, only when the
-    root is a PyTorch tensor."""
+    of autograd_kit or PyTorch; ``tensors``: see the module docstring).  PyTorch
+    is imported only here, only when the root is a PyTorch tensor."""
     from ..access import engine_name
     if engine_name(root) == "torch":
         from .pytorch import TorchPass
-        return TorchPass(root, gradient, retain_graph)
+        return TorchPass(root, gradient, retain_graph, tensors)
     from .kit import KitPass
-    return KitPass(root, gradient, retain_graph)
+    return KitPass(root, gradient, retain_graph, tensors)

@@ -7,7 +7,10 @@ Nothing here computes a gradient: every step comes from the engine's own
   are then undone; it also records each node's local derivatives;
 * going back is "restore, then replay": a :class:`GraphSnapshot` taken at the
   start puts grads and saved tensors back exactly, and the deterministic engine
-  runs forward again to the wanted step.
+  runs forward again to the wanted step;
+* a ``.grad`` the user holds is never written into (the engine adds into
+  ``.grad`` in place when it can): every pass works on copies, and ``restore()``
+  puts the user's own objects back.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from autograd_kit.engine import backward_steps
 from autograd_kit.errors import NoGradFnError
 from autograd_kit.grad_mode import no_grad
 from autograd_kit.snapshot import GraphSnapshot
+from autograd_kit.tensor import Tensor
 
 from . import BackwardPass
 
@@ -43,7 +47,9 @@ class KitPass(BackwardPass):
     who = "The engine"
     about = "autograd_kit's engine, run live one node at a time"
 
-    def __init__(self, root, gradient=None, retain_graph: bool = False) -> None:
+    def __init__(self, root, gradient=None, retain_graph: bool = False,
+                 tensors=()) -> None:
+        # (``tensors`` is not needed: a node knows the tensor that retains its grad)
         self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
         self._locals: dict[int, tuple | None] = {}
         self._snapshot = None
@@ -51,10 +57,18 @@ class KitPass(BackwardPass):
             self.stopper = NoGradFnError(0)
             return
         self._snapshot = GraphSnapshot(root)
+        # the user's own .grad objects (leaves, retained tensors), put back by restore()
+        self._held = [(t, t._grad) for t, _ in self._snapshot.grads + self._snapshot.retained]
         self.total, self.stopper = self._count()
+
+    def _lend(self) -> None:
+        """Before a pass: every ``.grad`` it may add into becomes a copy."""
+        for t, grad in self._held:
+            t._grad = None if grad is None else Tensor._make(grad._data.copy())
 
     def _count(self):
         count, error = 0, None
+        self._lend()
         dry = backward_steps(self.root, self.gradient, retain_graph=True)
         try:
             for step in dry:
@@ -64,16 +78,20 @@ class KitPass(BackwardPass):
             error = err
         finally:
             dry.close()
-            self._snapshot.restore()
+            self.restore()
         return count, error
 
     def steps(self):
         """A fresh engine pass (a generator: ``close()`` stops it)."""
+        self._lend()
         return backward_steps(self.root, self.gradient, retain_graph=self.retain_graph)
 
     def restore(self) -> None:
+        """Saved tensors and every ``.grad`` as they were, the user's own objects."""
         if self._snapshot is not None:
             self._snapshot.restore()
+            for t, grad in self._held:
+                t._grad = grad
 
     def local(self, step) -> tuple | None:
         return self._locals.get(step.index)

@@ -16,6 +16,22 @@ refused with PyTorch's own error.  Then the leaves' ``.grad`` are put back as
 they were, and replaying the recording sets them, step by step, to the values
 PyTorch left at that point.  Every number shown is one PyTorch computed.
 
+Three more things are put right around the recording:
+
+* tensors that called ``retain_grad()``: PyTorch's nodes do not know their
+  output tensors, so the caller names candidates (the root is always one).  A
+  node's pre-hook runs after PyTorch stored the retained ``.grad``, so it reads
+  the value there; the tensor is put back afterwards and set again on replay;
+* hooks that returned another gradient: the pre-hook sees the gradient *after*
+  tensor hooks, while the parts that arrived along the edges (or the seed, at
+  the start) add up to the gradient *before* them; when the two differ, the
+  step says so (``Step.before_hooks``), as the kit's engine does;
+* a ``.grad`` the user holds is never written into: PyTorch adds into ``.grad``
+  in place, so the recorded pass works on clones, and ``restore()`` puts the
+  user's own objects back, even when a hook raised an error part way (that
+  error is raised again, as the kit's adapter does; a ``RuntimeError`` is
+  PyTorch stopping the pass, replayed after the steps that ran).
+
 PyTorch is imported only when this module is used on a PyTorch tensor.
 """
 from __future__ import annotations
@@ -83,13 +99,15 @@ def local_factors(node, grad_in):
 class _Recorder:
     """The hooks' notebook: what each node did, in the order PyTorch ran them."""
 
-    def __init__(self) -> None:
+    def __init__(self, retaining: dict) -> None:
+        self.retaining = retaining  # id(node) -> tensors that retain its outputs' grads
         self.order: list = []       # nodes, in the order their pre-hooks fired
-        self.grad_in: dict = {}     # id(node) -> gradient flowing in
+        self.grad_in: dict = {}     # id(node) -> gradient flowing in (after hooks)
         self.grads_out: dict = {}   # id(node) -> gradients sent along each edge
         self.locals: dict = {}      # id(node) -> local factors (or None)
         self.old: dict = {}         # id(AccumulateGrad) -> the leaf's .grad before
         self.new: dict = {}         # id(AccumulateGrad) -> the leaf's .grad after
+        self.retained: dict = {}    # id(node) -> [(tensor, its retained .grad)]
 
     def watch(self, node) -> list:
         def before(grad_outputs):
@@ -98,6 +116,9 @@ class _Recorder:
                 tuple(_copy(x) for x in grad_outputs)
             self.order.append(node)
             self.grad_in[id(node)] = g
+            # PyTorch stored retained grads just before this pre-hook
+            self.retained[id(node)] = [(t, _copy(t.grad)) for t in
+                                       self.retaining.get(id(node), ()) if t.grad is not None]
             var = access.leaf_variable(node)
             if var is not None:
                 self.old[id(node)] = _copy(var.grad)
@@ -113,6 +134,45 @@ class _Recorder:
         return [node.register_prehook(before), node.register_hook(after)]
 
 
+def retaining(tensors, nodes) -> dict:
+    """``{id(node): [tensors]}`` for the tensors among ``tensors`` that are not
+    leaves, called ``retain_grad()`` and have their ``grad_fn`` in ``nodes``
+    (each tensor once)."""
+    ids = {id(n) for n in nodes}
+    out, seen = {}, set()
+    for t in tensors:
+        if id(t) in seen or access.engine_name(t) != "torch":
+            continue
+        seen.add(id(t))
+        if t.is_leaf or not t.retains_grad or id(t.grad_fn) not in ids:
+            continue
+        out.setdefault(id(t.grad_fn), []).append(t)
+    return out
+
+
+def summed(parts):
+    """The parts added up in arrival order, as PyTorch's input buffer adds them
+    (addition is commutative bit for bit, so which side receives does not matter)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def changed_by_hooks(parts, g) -> bool:
+    """Do the parts that arrived add up to something other than ``g``, the
+    gradient the node's pre-hook saw?  Then a hook returned another gradient."""
+    import torch
+    if isinstance(g, tuple) or not torch.is_tensor(g) or any(
+            not torch.is_tensor(p) for p in parts):
+        return False
+    total = summed(parts)
+    if total.shape != g.shape:
+        return True
+    # exactly equal, NaN where NaN (a gradient can overflow without any hook)
+    return not torch.allclose(total.to(g.dtype), g, rtol=0, atol=0, equal_nan=True)
+
+
 class TorchPass(BackwardPass):
     """PyTorch's real pass, recorded once and replayed (see the module docstring)."""
 
@@ -123,30 +183,39 @@ class TorchPass(BackwardPass):
              "its real pass ran once, with hooks on every node, when this view was "
              "made; each step shows what PyTorch did at that node")
 
-    def __init__(self, root, gradient=None, retain_graph: bool = False) -> None:
+    def __init__(self, root, gradient=None, retain_graph: bool = False,
+                 tensors=()) -> None:
         self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
         self.stopper = None
         self._steps: list[Step] = []
         self._locals: dict[int, tuple | None] = {}
+        self._unfinished: list = []  # retained grads stored at the node that failed
         start = start_node(root)
         nodes = graph_nodes(start) if start is not None else []
+        self._start = start
         leaves = [v for v in map(access.leaf_variable, nodes) if v is not None]
-        self._before = [(leaf, _copy(leaf.grad)) for leaf in leaves]
+        kept = retaining([root, *tensors], nodes)
+        # the user's own .grad objects, put back by restore()
+        self._before = [(t, t.grad) for t in leaves]
+        self._before += [(t, t.grad) for ts in kept.values() for t in ts]
         saved = {} if self.retain_graph else {id(n): saved_tensor_names(n) for n in nodes}
-        rec = _Recorder()
+        rec = _Recorder(kept)
         handles = []
         try:
+            for t, grad in self._before:  # PyTorch adds in place: into clones
+                t.grad = _copy(grad)
             for node in nodes:
                 handles += rec.watch(node)
-            self._run(rec)
+            self._run()
         finally:
             for h in handles:
                 h.remove()
+            self.restore()
         self._build_steps(rec, saved)
         self.total = len(self._steps)
-        self.restore()
+        self.freed = any(step.released for step in self._steps)
 
-    def _run(self, rec) -> None:
+    def _run(self) -> None:
         import torch
         try:
             torch.autograd.backward(self.root, self.gradient,
@@ -154,22 +223,36 @@ class TorchPass(BackwardPass):
         except RuntimeError as err:  # PyTorch refused, or stopped part way
             self.stopper = err
 
+    def _seed(self):
+        """The gradient the pass starts with: the one given, or ones (as
+        ``backward()`` makes it for a single number)."""
+        import torch
+        if self.gradient is None:
+            return torch.ones_like(self.root.detach())
+        return self.gradient.detach() if torch.is_tensor(self.gradient) else None
+
     def _build_steps(self, rec, saved) -> None:
         """Step records, like the kit engine's, for the nodes that completed."""
         arrived: dict[int, list] = {}
+        if self._start is not None:
+            arrived[id(self._start)] = [self._seed()]
         for node in rec.order:
             key = id(node)
             if key not in rec.grads_out:  # it started, then PyTorch stopped
+                self._unfinished = rec.retained.get(key, [])
                 break
             g, out = rec.grad_in[key], rec.grads_out[key]
-            parts = arrived.pop(key, None) or [g]
+            parts = [p for p in arrived.pop(key, ()) if p is not None] or [g]
             if isinstance(g, tuple):  # several outputs: one gradient each, not a sum
                 parts = list(g)
             step = Step(len(self._steps), node, g, parts, out,
                         released=list(saved.get(key, ())))
+            if changed_by_hooks(parts, g):
+                step.before_hooks = summed(parts)
             var = access.leaf_variable(node)
             if var is not None:
                 step.leaves.append((var, rec.old.get(key), rec.new.get(key)))
+            step.retained.extend(rec.retained.get(key, ()))
             for (nxt, _nr), gi in zip(getattr(node, "next_functions", ()), out):
                 if nxt is not None and gi is not None:
                     arrived.setdefault(id(nxt), []).append(gi)
@@ -177,18 +260,24 @@ class TorchPass(BackwardPass):
             self._steps.append(step)
 
     def steps(self):
-        """The recording, replayed: each step sets the leaves it updated to the
-        ``.grad`` PyTorch left there; at the end, PyTorch's error if it stopped."""
+        """The recording, replayed: each step sets the leaves it updated (and the
+        tensors that retain grads) to the ``.grad`` PyTorch left there; at the
+        end, PyTorch's error if it stopped."""
         for step in self._steps:
             for leaf, _old, new in step.leaves:
                 leaf.grad = _copy(new)
+            for t, new in step.retained:
+                t.grad = _copy(new)
             yield step
         if self.stopper is not None:
+            for t, new in self._unfinished:  # stored before the failing node ran
+                t.grad = _copy(new)
             raise self.stopper
 
     def restore(self) -> None:
-        for leaf, grad in self._before:
-            leaf.grad = _copy(grad)
+        """Every ``.grad`` the pass touches back to the very object it was."""
+        for t, grad in self._before:
+            t.grad = grad
 
     def local(self, step) -> tuple | None:
         return self._locals.get(step.index)
