@@ -44,10 +44,12 @@ def close_shell(shell: InteractiveShell, names=()) -> None:
         shell.user_ns.pop(name, None)
 
 
-def run(shell, code):
-    """Run a cell; return (result, stdout + stderr without colours, displays)."""
+def run(shell, code, history: bool = False):
+    """Run a cell; return (result, stdout + stderr without colours, displays).
+    ``history``: the cell is kept in the shell's input history, as a notebook
+    keeps every cell it runs (the explainer reads earlier cells there)."""
     with capture_output() as cap:
-        result = shell.run_cell(code)
+        result = shell.run_cell(code, store_history=history)
     return result, ANSI.sub("", cap.stdout + cap.stderr), cap.outputs
 
 

@@ -18,6 +18,9 @@ SETUP = ("import autograd_kit as torch\n"
          "w = torch.tensor([3., 4.], requires_grad=True)\n")
 
 
+GRADIENT_NAMES = ("g", "grads", "dx", "nz", "c", "unseen")
+
+
 @pytest.fixture
 def ip():
     shell = make_shell()
@@ -25,7 +28,7 @@ def ip():
     shell.run_cell(SETUP)
     yield shell
     shell.run_line_magic("unload_ext", "autograd_kit")
-    for name in ("x", "w", "a", "b", "y", "z", "v", "loss", "<script>"):
+    for name in ("x", "w", "a", "b", "y", "z", "v", "loss", "<script>", *GRADIENT_NAMES):
         shell.user_ns.pop(name, None)
 
 
@@ -131,11 +134,57 @@ def test_a_gradient_without_create_graph_is_told_apart(ip, code, what, fix):
     assert "create the inputs with `requires_grad=True`" not in plain
 
 
-def test_a_gradient_assigned_in_an_earlier_cell_is_found(ip):
-    assert run(ip, "g, = torch.autograd.grad((x * x).sum(), x)")[0].success
-    _, _, outputs = run(ip, "g.backward()")
-    ip.user_ns.pop("g", None)
-    assert "create_graph=True" in flat(explanation_of(outputs)[0])
+# a notebook keeps every cell in its history, where the explainer finds how an
+# earlier cell made the tensor: these cells are run with history=True
+EARLIER_GRADIENTS = [
+    ["g, = torch.autograd.grad((x * x).sum(), x)", "g.backward()", "`g`"],
+    ["grads = torch.autograd.grad((x * x).sum(), x)", "torch.autograd.grad(grads[0], x)",
+     "`grads[0]`"],
+    ["dx = torch.autograd.grad((x * x).sum(), x)[0]", "dx.sum().backward()", "`dx`"],
+]
+GRAD_CALL = "torch.autograd.grad((x * x).sum(), x)"
+CREATE_GRAPH_FIX = ("Fix: ask for that record in the first call: "
+                    "`torch.autograd.grad((x * x).sum(), x, create_graph=True)`")
+ORDINARY_FIX = "Fix: create the inputs with `requires_grad=True`"
+
+
+def explained_after(shell, cells, history=True):
+    """Run ``cells`` in turn; the last one fails: its error and explanation."""
+    for cell in cells[:-1]:
+        assert run(shell, cell, history=history)[0].success
+    result, _, outputs = run(shell, cells[-1], history=history)
+    return result.error_in_exec, flat(explanation_of(outputs)[0])
+
+
+@pytest.mark.parametrize("earlier, failing, what", EARLIER_GRADIENTS)
+def test_a_gradient_made_in_an_earlier_cell_gets_the_create_graph_fix(ip, earlier, failing,
+                                                                      what):
+    err, plain = explained_after(ip, [earlier, failing])
+    assert isinstance(err, errors.NoGradFnError)
+    assert f"{what}, returned by `{GRAD_CALL}`, is a gradient computed without a graph" \
+        in plain
+    assert CREATE_GRAPH_FIX in plain and ORDINARY_FIX not in plain
+
+
+@pytest.mark.parametrize("cells", [
+    ["with torch.no_grad():\n    nz = x * 2", "nz.sum().backward()"],
+    ["c = torch.ones(2).sum()", "c.backward()"],
+    ["torch.ones(2).sum().backward()"],
+])
+def test_a_tensor_made_without_a_graph_gets_no_create_graph_advice(ip, cells):
+    err, plain = explained_after(ip, cells)
+    assert isinstance(err, errors.NoGradFnError)
+    assert "has no grad_fn and does not require grad" in plain and ORDINARY_FIX in plain
+    assert "create_graph" not in plain and "is a gradient" not in plain
+
+
+def test_without_the_history_a_gradient_is_only_named_as_a_possible_cause(ip):
+    """The earlier cell is not in the history: where `unseen` came from is not
+    known, so both causes are named, and neither is asserted."""
+    err, plain = explained_after(ip, ["unseen, = torch.autograd.grad((x * x).sum(), x)",
+                                      "unseen.backward()"], history=False)
+    assert "`unseen` has no grad_fn" in plain and "is a gradient" not in plain
+    assert "unless that call had `create_graph=True`" in plain and ORDINARY_FIX in plain
 
 
 def test_a_plain_tensor_without_grad_fn_is_not_called_a_gradient(ip):

@@ -145,14 +145,18 @@ def test_bad_arguments_give_a_one_line_usage_error(ip, line, words):
     assert outputs == []
 
 
+TAKES = ("{tool} takes a tensor of autograd_kit or PyTorch (autograd_kit.Tensor or "
+         "torch.Tensor); it was given {given}.")
+
+
 @pytest.mark.parametrize("line, message", [
     ("q", "autograd_graph: NameError: name 'q' is not defined"),
     ("loss +", "autograd_graph: SyntaxError: "),
-    ("3", "autograd_graph: expected a tensor or grad_fn, but 3 is of type int"),
-    ("torch.Tensor", "autograd_graph: expected a tensor or grad_fn, but torch.Tensor is "
-                     "of type type"),
-    ("(loss, 3)", "autograd_graph: expected a tensor or grad_fn, but (loss, 3) is of "
-                  "type tuple"),
+    ("3", TAKES.format(tool="autograd_graph", given="an int")),
+    ("torch.Tensor", TAKES.format(tool="autograd_graph",
+                                  given="the class Tensor")),
+    ("(loss, 3)", TAKES.format(tool="autograd_graph", given="a tuple holding an int")),
+    ("[]", TAKES.format(tool="autograd_graph", given="an empty list")),
 ])
 def test_bad_expression_gives_a_short_message(ip, line, message):
     result, stdout, stderr, outputs = run(ip, f"%autograd_graph {line}")
@@ -293,6 +297,53 @@ def test_step_with_the_real_widget(ip):
     assert result.success, stderr
     widget, = outputs
     assert "BackwardStepper" in widget.data["text/plain"]
+
+
+# -- one sentence for a wrong input, whatever the tool -------------------------------------
+class DuckTensor:
+    """Every attribute a tool reads from a tensor, but no engine's tensor."""
+
+    grad_fn, requires_grad, is_leaf, grad, shape = None, True, True, None, (2,)
+
+
+# what a learner might pass by mistake -> how the drawing tools (which also take a
+# list of tensors) and the others (one tensor) describe it
+WRONG = {
+    "[1, 2]": ("a list holding an int", "a list"),
+    "[]": ("an empty list", "a list"),
+    "numpy.zeros(2)": ("a numpy.ndarray", "a numpy.ndarray"),
+    "'loss'": ("a str", "a str"),
+    "torch.Tensor": ("the class Tensor",) * 2,
+    "DuckTensor()": (f"a {__name__}.DuckTensor",) * 2,
+}
+
+
+@pytest.mark.parametrize("expr", list(WRONG))
+def test_every_tool_refuses_a_wrong_input_in_the_same_words(ip, expr):
+    import numpy
+
+    from autograd_kit.ipython import display
+    from autograd_kit.widgets import BackwardStepper
+    value = eval(expr, {"numpy": numpy, "torch": autograd_kit, "DuckTensor": DuckTensor})
+    ip.user_ns["wrong"] = value
+    drawing, other = WRONG[expr]
+    said = {}
+    for magic in ("autograd_graph", "autograd_step"):
+        result, stdout, stderr, outputs = run(ip, f"%{magic} wrong")
+        assert isinstance(result.error_in_exec, UsageError) and outputs == []
+        assert stderr.startswith("UsageError: ") and stderr.count("\n") == 1
+        said[magic] = stderr.removeprefix("UsageError: ").strip()
+    with pytest.raises(TypeError) as info:
+        viz.make_dot(value)
+    said["make_dot"] = str(info.value)
+    with pytest.raises(TypeError) as info:
+        display.tensor_card(value)
+    said["the tensor card"] = str(info.value)
+    said["BackwardStepper"] = BackwardStepper(value).problem
+    ip.user_ns.pop("wrong")
+    for tool, message in said.items():
+        given = drawing if tool in ("make_dot", "autograd_graph") else other
+        assert message == TAKES.format(tool=tool, given=given)
 
 
 # -- the switches --------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from shell_support import (CAN_RENDER, close_shell, flat, highlighted_titles,  #
 SETUP = ("import torch\n"
          "x = torch.tensor([1., 2.], requires_grad=True)\n"
          "w = torch.tensor([3., 4.], requires_grad=True)\n")
-NAMES = ("x", "w", "a", "b", "g", "v", "y", "z", "loss", "f", "h", "total", "torch")
+NAMES = ("x", "w", "a", "b", "g", "v", "y", "z", "loss", "f", "h", "total", "torch",
+         "grads", "dx", "nz", "c", "wrong")
 
 
 @pytest.fixture
@@ -218,6 +219,56 @@ def test_card_of_something_else_is_a_one_line_type_error():
     message = str(info.value)
     assert "\n" not in message and "numpy.ndarray" in message
     assert "autograd_kit or PyTorch" in message
+
+
+@pytest.mark.parametrize("earlier, failing, what", [
+    ("g, = torch.autograd.grad((x * x).sum(), x)", "g.backward()", "`g`"),
+    ("grads = torch.autograd.grad((x * x).sum(), x)", "torch.autograd.grad(grads[0], x)",
+     "`grads[0]`"),
+    ("dx = torch.autograd.grad((x * x).sum(), x)[0]", "dx.sum().backward()", "`dx`"),
+])
+def test_a_pytorch_gradient_from_an_earlier_cell_gets_the_create_graph_fix(ip, earlier,
+                                                                           failing, what):
+    assert run(ip, earlier, history=True)[0].success  # kept in history, as in a notebook
+    result, _, outputs = run(ip, failing, history=True)
+    assert type(result.error_in_exec) is RuntimeError
+    plain = flat(outputs[0].data["text/plain"])
+    assert f"{what}, returned by `torch.autograd.grad((x * x).sum(), x)`, is a gradient" \
+        in plain
+    assert "`torch.autograd.grad((x * x).sum(), x, create_graph=True)`" in plain
+    assert "Fix: create the inputs with `requires_grad=True`" not in plain
+
+
+@pytest.mark.parametrize("cells", [
+    ["with torch.no_grad():\n    nz = x * 2", "nz.sum().backward()"],
+    ["c = torch.ones(2).sum()", "c.backward()"],
+    ["torch.ones(2).sum().backward()"],
+])
+def test_a_pytorch_tensor_made_without_a_graph_gets_no_create_graph_advice(ip, cells):
+    for cell in cells[:-1]:
+        assert run(ip, cell, history=True)[0].success
+    result, _, outputs = run(ip, cells[-1], history=True)
+    assert "does not require grad and does not have a grad_fn" in str(result.error_in_exec)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "has no grad_fn" in plain and "Fix: create the inputs with `requires_grad=True`" \
+        in plain
+    assert "create_graph" not in plain and "is a gradient" not in plain
+
+
+def test_a_pytorch_gradient_of_the_wrong_shape_is_explained(ip):
+    result, _, outputs = run(ip, "y = x * w\ny.backward(torch.ones(3))")
+    assert "Mismatch in shape" in str(result.error_in_exec)
+    plain = flat(outputs[0].data["text/plain"])
+    assert "must have the shape of `y`" in plain and "torch.ones_like(y)" in plain
+
+
+@pytest.mark.parametrize("magic", ["autograd_graph", "autograd_step"])
+def test_magics_refuse_the_pytorch_tensor_class_in_the_common_words(ip, magic):
+    result, _, outputs = run(ip, f"%{magic} torch.Tensor")
+    assert isinstance(result.error_in_exec, UsageError) and outputs == []
+    assert str(result.error_in_exec) == (
+        f"{magic} takes a tensor of autograd_kit or PyTorch (autograd_kit.Tensor or "
+        "torch.Tensor); it was given the class Tensor.")
 
 
 def test_a_leaf_changed_under_no_grad_after_being_saved(ip):

@@ -1,7 +1,8 @@
 """Pictures of autograd graphs: the DOT text that ``make_dot`` writes.
 
-The pictures are duck-typed, so they are checked first against real PyTorch
-graphs (the shape autograd_kit copies), then against autograd_kit's own.
+The pictures read the graph by duck typing, so they are checked first against
+real PyTorch graphs (the shape autograd_kit copies), then against autograd_kit's
+own.  What is neither engine's tensor is refused in one line.
 Nothing here renders; rendering is tested in test_viz_render.py.
 """
 import doctest
@@ -385,7 +386,7 @@ def test_unknown_view_theme_or_root_is_refused(linear):
         make_dot(linear[3], view="sideways")
     with pytest.raises(ValueError, match="theme"):
         make_dot(linear[3], theme="neon")
-    with pytest.raises(TypeError, match="not float"):
+    with pytest.raises(TypeError, match="it was given a tuple holding a float"):
         make_dot((linear[3], 2.0))
 
 
@@ -723,3 +724,65 @@ def test_legend_and_labels_are_escaped(linear):
                    theme=custom).source
     assert "<script>" not in src and "&lt;script&gt;" in src
     assert 'fillcolor="x\\"&lt;b&gt;"' in src
+
+
+# -- what make_dot refuses ------------------------------------------------------------
+
+class DuckTensor:
+    """Every attribute make_dot reads from a tensor, but no engine's tensor."""
+
+    grad_fn, requires_grad, is_leaf, grad, shape = None, True, True, None, (2,)
+
+
+class DuckNode:
+    """A grad_fn look-alike: ``name()`` and ``next_functions``."""
+
+    next_functions = ()
+
+    def name(self):
+        return "MulBackward0"
+
+
+TAKES = ("make_dot takes a tensor of autograd_kit or PyTorch (autograd_kit.Tensor or "
+         "torch.Tensor); it was given {given}.")
+DUCK = f"a {__name__}.DuckTensor"
+
+
+def _ak_leaf():
+    import autograd_kit as ak
+    return ak.tensor([1., 2.], requires_grad=True)
+
+
+@pytest.mark.parametrize("make, given", [
+    (lambda: [1, 2], "a list holding an int"),
+    (lambda: [], "an empty list"),
+    (lambda: (), "an empty tuple"),
+    (lambda: __import__("numpy").zeros(2), "a numpy.ndarray"),
+    (lambda: "loss", "a str"),
+    (lambda: __import__("autograd_kit").Tensor, "the class Tensor"),
+    (lambda: DuckTensor(), DUCK),
+    (lambda: DuckNode(), f"a {__name__}.DuckNode"),
+    (lambda: (_ak_leaf() * 2, DuckTensor()), f"a tuple holding {DUCK}"),
+    (lambda: [_ak_leaf(), [_ak_leaf()]], "a list holding a list"),
+])
+def test_make_dot_refuses_anything_but_tensors_in_one_line(make, given):
+    with pytest.raises(TypeError) as info:
+        make_dot(make())
+    assert str(info.value) == TAKES.format(given=given)
+
+
+def test_make_dot_refuses_the_pytorch_tensor_class(torch):
+    with pytest.raises(TypeError) as info:
+        make_dot(torch.Tensor)
+    assert str(info.value) == TAKES.format(given="the class Tensor")
+    with pytest.raises(TypeError) as info:  # a node's class is not a node either
+        make_dot(type((torch.ones(1, requires_grad=True) * 2).grad_fn))
+    assert str(info.value) == TAKES.format(given="the class MulBackward0")
+
+
+def test_make_dot_draws_tensors_nodes_and_lists_of_both_engines(torch):
+    x = torch.tensor([1., 2.], requires_grad=True)
+    a = _ak_leaf()
+    for root in ((x * 2).sum(), (x * 2).grad_fn, [x * 2, (x * 3).grad_fn], (a * 2,),
+                 (a * 2).grad_fn, [(a * 2).sum(), a]):
+        assert make_dot(root).nodes

@@ -12,6 +12,7 @@ import ipywidgets as W
 from autograd_kit.autograd import backward_steps
 from autograd_kit.i18n import N_, _, get_language, language
 from autograd_kit.viz import access, labels
+from autograd_kit.viz.error_facts import error_facts
 
 TABLE = ("<style>.ak-table td, .ak-table th {padding: 1px 8px; text-align: left; "
          "vertical-align: top}</style><table class='ak-table'>")
@@ -73,23 +74,6 @@ def box(message_html: str, kind: str = "info") -> str:
             f"padding:4px 8px;margin:2px 0'>{message_html}</div>")
 
 
-# PyTorch's errors carry no ``kind``: the same cases, told by their wording
-MESSAGE_KINDS = (("backward through the graph a second time", "graph_freed"),
-                 ("only for scalar outputs", "non_scalar"),
-                 ("does not require grad and does not have a grad_fn", "no_grad_fn"),
-                 ("modified by an inplace operation", "inplace_changed"))
-
-
-def error_kind(err: BaseException) -> str:
-    """``"graph_freed"``, ``"non_scalar"``...: the engine's ``kind``, or one read
-    from the message's wording (PyTorch's errors are plain RuntimeErrors)."""
-    kind = getattr(err, "kind", "")
-    if kind:
-        return kind
-    message = str(err)
-    return next((k for words, k in MESSAGE_KINDS if words in message), "")
-
-
 ENGINE = N_("The engine")  # who ran a pass, when it is autograd_kit's engine
 
 
@@ -99,7 +83,8 @@ def who_text(who: str) -> str:
     return _(ENGINE) if who == ENGINE else who
 
 
-#: an engine error's kind, in plain words (PyTorch's own message follows them)
+#: an engine error's kind (:func:`autograd_kit.viz.error_facts.error_facts`), in
+#: plain words; PyTorch's own message follows them
 ERROR_WORDS = {
     "graph_freed": N_("This graph was already used by a backward pass that freed the "
                       "tensors it had saved, so there is nothing left to compute the "
@@ -112,28 +97,51 @@ ERROR_WORDS = {
                      "has no grad_fn, so no gradient can flow back from it. Create the "
                      "inputs with requires_grad=True before computing it."),
     "grad_shape": N_("The gradient given for the root must have the root's shape."),
-    "inplace_changed": N_("A tensor saved for backward was changed in place after it "
-                          "was saved, so the gradient would be computed from the wrong "
-                          "numbers. The pass stopped instead."),
-    "leaf_inplace": N_("A leaf that requires grad cannot be changed in place: its .grad "
-                       "would describe a value that no longer exists. The engine refused "
-                       "before touching anything."),
+    # the words when the versions are not known (see saved_modified_words)
+    "saved_modified": N_("A tensor saved for backward was changed in place after it "
+                         "was saved, so the gradient would be computed from the wrong "
+                         "numbers. The pass stopped instead."),
+    "leaf_inplace": N_("A leaf that requires grad cannot be changed in place: recording "
+                       "the change would give the leaf a grad_fn, so it would stop being a "
+                       "leaf, and its AccumulateGrad node, the one that fills .grad, "
+                       "would be lost. The engine refused before touching anything."),
 }
 
 
-def explain(err: BaseException, who: str = ENGINE) -> str:
+def saved_modified_words(facts, who: str = ENGINE) -> str | None:
+    """A changed saved tensor, with its versions: by the node that saved it when
+    that is known (autograd_kit names it; for PyTorch it is found in the graph),
+    else by the tensor's shape, as PyTorch's message gives it.  None when the
+    versions are not known."""
+    if facts.found is None or facts.expected is None:
+        return None
+    if facts.node is not None and facts.saved_name:
+        return _("{node} saved '{saved}' for backward at version {expected}, but that "
+                 "tensor is now at version {found}: an in-place operation changed it "
+                 "after it was saved, so the gradient would be computed from the wrong "
+                 "numbers. The engine stopped instead.").format(
+            node=facts.node_name, saved=facts.saved_name, expected=facts.expected,
+            found=facts.found)
+    if facts.shape is None:
+        return None
+    return _("A tensor of shape {shape} was saved for backward at version {expected}, "
+             "but it is now at version {found}: an in-place operation changed it after "
+             "it was saved, so the gradient would be computed from the wrong numbers. "
+             "{who} stopped instead.").format(
+        shape=labels.shape_text(facts.shape), expected=facts.expected, found=facts.found,
+        who=who_text(who))
+
+
+def explain(err: BaseException, who: str = ENGINE, root=None) -> str:
     """An engine error in plain words, then the engine's own message (HTML), which
     stays as the engine wrote it (PyTorch's wording, in English).
-    ``who`` names the engine in the message line: ``"PyTorch"``."""
-    kind = error_kind(err)
-    words = _(ERROR_WORDS[kind]) if kind in ERROR_WORDS else None
-    if kind == "saved_modified":
-        words = _("{node} saved '{saved}' for backward at version {expected}, but that "
-                  "tensor is now at version {found}: an in-place operation changed it "
-                  "after it was saved, so the gradient would be computed from the wrong "
-                  "numbers. The engine stopped instead.").format(
-            node=access.node_name(err.node), saved=err.saved_name, expected=err.expected,
-            found=err.found)
+    ``who`` names the engine in the message line: ``"PyTorch"``.  ``root``, the
+    tensor the pass started from, lets a PyTorch error name the node that failed
+    (PyTorch's message does not)."""
+    facts = error_facts(err, (root,) if root is not None else ())
+    words = saved_modified_words(facts, who) if facts.kind == "saved_modified" else None
+    if words is None and facts.kind in ERROR_WORDS:
+        words = _(ERROR_WORDS[facts.kind])
     words = words or _("{who} stopped with an error.").format(who=who_text(who))
     kind_name = esc(type(err).__name__)
     source = (_("Engine message ({kind}):").format(kind=kind_name) if who == ENGINE else

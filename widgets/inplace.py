@@ -2,8 +2,9 @@
 
 Four attempts at ``+= 1``, each a few lines of ordinary code run line by line:
 
-* on a **leaf** that requires grad: refused at once (its ``.grad`` would describe
-  a value that no longer exists);
+* on a **leaf** that requires grad: refused at once (recording the change would
+  give the leaf a ``grad_fn``: it would stop being a leaf, and its
+  ``AccumulateGrad`` node, where ``.grad`` is filled, would be lost);
 * on a **non-leaf** nobody saved: accepted; backward works;
 * on a **slice of a tensor saved for backward**: the change itself is accepted
   (the version counter goes up), but backward refuses: the saved value is stale;

@@ -1,54 +1,36 @@
 """Finding the tensor or node behind an autograd error, from the code that failed.
 
-autograd_kit's errors carry their facts (``err.tensor``, ``err.node``, the
-versions).  PyTorch's are plain ``RuntimeError`` with a message, so the facts
-are read back from the scene of the error instead:
+What an error says about itself -- its kind, the node, the versions -- comes
+from :func:`autograd_kit.viz.error_facts.error_facts`, for either engine:
+autograd_kit's errors carry these facts, PyTorch's are read from their fixed
+wording.  What an error does not say (PyTorch's never name the tensor, nor the
+node that needed a changed value) is read back from the scene of the error,
+whichever engine raised it:
 
-* the **message** says which kind of error it is, and for a changed saved
-  tensor the two version numbers;
 * the **line that failed** (the last frame of the traceback outside the
   libraries) says which tensors were involved: ``y`` in ``y.backward()``, ``x``
   in ``x.add_(1)`` or ``x[0] = 0``; only names and attributes are looked up,
   and an expression is evaluated only when it calls nothing;
 * the **graph** below those tensors says which node kept a saved value that is
-  now freed or changed (:func:`autograd_kit.viz.access.saved_value`).
+  now freed or changed (:func:`autograd_kit.viz.error_facts.find_saved`);
+* the **namespace** says which of the learner's variables is the tensor that
+  was changed, and the **code that ran** (the cell, and earlier cells) where a
+  gradient without a graph came from.
 
-:func:`torch_facts` returns these facts with the attribute names of
-autograd_kit's errors, so one explainer serves both engines.  When a fact
-cannot be found it stays None and the explanation says less; it never guesses.
+:func:`complete` fills in the facts that are missing.  When a fact cannot be
+found it stays None and the explanation says less; it never guesses.
 """
 from __future__ import annotations
 
 import ast
 import linecache
 import os
-import re
 import warnings
-from collections import deque
-from types import SimpleNamespace
 
 from ..viz import access
+from ..viz.error_facts import SAVED_REASONS, find_saved
 
-# (kind, a piece of PyTorch's message that identifies it)
-MESSAGES = [
-    ("leaf_inplace", "leaf Variable that requires grad is being used in an in-place"),
-    ("saved_modified", "has been modified by an inplace operation"),
-    ("graph_freed", "Trying to backward through the graph a second time"),
-    ("non_scalar", "grad can be implicitly created only for scalar outputs"),
-    ("no_grad_fn", "does not require grad and does not have a grad_fn"),
-]
-_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+) instead")
-_PRODUCER = re.compile(r"which is output \d+ of (\w+)")
-_LIBRARIES = ("torch", "autograd_kit")
-MAX_NODES = 5000  # nodes searched for a freed or changed saved value
-
-
-def kind_of(err) -> str:
-    """The kind of a PyTorch autograd error (as autograd_kit's ``err.kind``), or ""."""
-    if not isinstance(err, RuntimeError):
-        return ""
-    message = str(err)
-    return next((kind for kind, words in MESSAGES if words in message), "")
+_LIBRARIES = ("torch", "autograd_kit")  # frames inside these are not the learner's
 
 
 # -- the line that failed ---------------------------------------------------------------
@@ -190,32 +172,7 @@ def no_graph(t) -> bool:
     return t.grad_fn is None and not t.requires_grad
 
 
-# -- the graph ----------------------------------------------------------------------------
-def nodes_below(roots):
-    """Every node below the tensors or nodes ``roots``, each once, nearest first."""
-    todo = deque(getattr(r, "grad_fn", r) for r in roots)
-    seen, order = set(), []
-    while todo and len(order) < MAX_NODES:
-        node = todo.popleft()
-        if node is None or id(node) in seen or not access.is_node(node):
-            continue
-        seen.add(id(node))
-        order.append(node)
-        todo.extend(n for n, _ in access.next_edges(node))
-    return order
-
-
-def node_with_saved(roots, reason: str):
-    """``(node, saved name)`` of the first node whose saved value is ``reason``
-    ("freed" or "modified"), or ``(None, None)``."""
-    for node in nodes_below(roots):
-        for name in access.saved_names(node):
-            value = access.saved_value(node, name)
-            if isinstance(value, access.Unavailable) and value.reason == reason:
-                return node, name
-    return None, None
-
-
+# -- the changed tensor -------------------------------------------------------------------
 def _feeds(t, node, output: bool) -> bool:
     """Whether tensor ``t`` is (or was, before in-place changes stacked new
     nodes on it) an input of ``node`` or, with ``output``, its output."""
@@ -244,22 +201,22 @@ def changed_tensor(node, saved_name, found: int, names: dict):
 
 
 # -- all together ----------------------------------------------------------------------------
-def torch_facts(err, names: dict):
-    """The facts of PyTorch error ``err`` in the shape of autograd_kit's errors
-    (``kind``, ``tensor``, ``node``, ``view``...), or None if it is not one of
-    the autograd errors explained here."""
-    kind = kind_of(err)
-    if not kind:
-        return None
-    facts = SimpleNamespace(kind=kind, tensor=None, node=None, view=False, saved_name=None,
-                            producer=None, found=None, expected=None, message=str(err),
-                            traceback=err.__traceback__)
-    entry = user_frame(err.__traceback__)
+def _roots_on_line(stmt, frame) -> list:
+    """The tensors a backward pass on ``stmt`` started from (see :func:`backward_roots`)."""
+    return [t for t in (value_of(e, frame) for e in backward_roots(stmt))
+            if access.engine_name(t)]
+
+
+def complete(facts, names: dict):
+    """``facts`` (an :class:`autograd_kit.viz.error_facts.ErrorFacts`) with the
+    tensor and node that the error did not carry, found at the scene of the
+    error (see the module docstring); ``names`` is the learner's namespace."""
+    entry = user_frame(facts.traceback)
     stmt, frame = (failing_statement(entry)[0], entry.tb_frame) if entry else (None, None)
     if stmt is None:
         return facts
-    if kind == "leaf_inplace":
-        facts.view = "a view of a leaf" in facts.message
+    kind = facts.kind
+    if kind == "leaf_inplace" and facts.tensor is None:
         for expr in inplace_targets(stmt):
             t = value_of(expr, frame)
             if access.engine_name(t) and t.requires_grad:
@@ -267,40 +224,46 @@ def torch_facts(err, names: dict):
                 # `x[0] = 5.` on a leaf: PyTorch speaks of the view x[0]; x is the leaf
                 facts.view = facts.view and not t.is_leaf
                 break
-    elif kind in ("non_scalar", "no_grad_fn"):
-        found = [t for t in (value_of(e, frame) for e in backward_roots(stmt))
-                 if access.engine_name(t)]
+    elif kind in ("non_scalar", "no_grad_fn", "grad_shape") and facts.tensor is None:
+        found = _roots_on_line(stmt, frame)
         if not found:  # y.sum().backward(): the named tensor that fits the error
-            fits = (lambda t: t.grad_fn is not None and t.numel() != 1) \
-                if kind == "non_scalar" else no_graph
+            fits = {"no_grad_fn": no_graph,
+                    "non_scalar": lambda t: t.grad_fn is not None and t.numel() != 1,
+                    "grad_shape": lambda t: t.grad_fn is not None}[kind]
             found = [t for t in named_tensors(stmt, frame) if fits(t)]
         facts.tensor = found[0] if found else None
-    else:
-        roots = [t for t in (value_of(e, frame) for e in backward_roots(stmt))
-                 if access.engine_name(t)] + named_tensors(stmt, frame)
-        reason = "freed" if kind == "graph_freed" else "modified"
-        facts.node, facts.saved_name = node_with_saved(roots, reason)
-        if kind == "saved_modified":
-            versions = _VERSIONS.search(facts.message)
-            producer = _PRODUCER.search(facts.message)
-            if versions:
-                facts.found, facts.expected = int(versions.group(1)), int(versions.group(2))
-            facts.producer = producer.group(1) if producer else None
-            if facts.node is not None and facts.found is not None:
-                facts.tensor = changed_tensor(facts.node, facts.saved_name, facts.found,
-                                              names)
+    elif kind in SAVED_REASONS:
+        if facts.node is None:
+            roots = _roots_on_line(stmt, frame) + named_tensors(stmt, frame)
+            facts.node, facts.saved_name = find_saved(roots, SAVED_REASONS[kind])
+        named = facts.tensor is not None and \
+            any(v is facts.tensor for v in (names or {}).values())
+        if kind == "saved_modified" and facts.node is not None and facts.found is not None \
+                and not named:  # the learner's own variable, rather than a copy of it
+            mine = changed_tensor(facts.node, facts.saved_name, facts.found, names)
+            facts.tensor = mine if mine is not None else facts.tensor
+    if facts.shape is None and access.is_tensor(facts.tensor):
+        facts.shape = access.shape_of(facts.tensor)
     return facts
 
 
 # -- where a gradient came from ----------------------------------------------------------------
-def _grad_call(value) -> bool:
-    """A call of ``grad(...)`` (``torch.autograd.grad``) without ``create_graph=True``."""
+def _grad_call(value):
+    """The ``grad(...)`` call (``torch.autograd.grad``) that ``value`` is, or
+    indexes into (``torch.autograd.grad(y, x)[0]``); else None."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
     if not isinstance(value, ast.Call):
-        return False
+        return None
     func = value.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    create = next((k.value for k in value.keywords if k.arg == "create_graph"), None)
-    return name == "grad" and not (isinstance(create, ast.Constant) and create.value)
+    return value if name == "grad" else None
+
+
+def _asks_for_graph(call) -> bool:
+    """Whether a ``grad(...)`` call passes ``create_graph`` (other than a plain False)."""
+    create = next((k.value for k in call.keywords if k.arg == "create_graph"), None)
+    return create is not None and not (isinstance(create, ast.Constant) and not create.value)
 
 
 def _binds(target, name: str) -> bool:
@@ -317,25 +280,52 @@ def _targets(stmt) -> list:
     return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
 
 
-def assigned_from_grad(name: str, sources) -> str | None:
-    """The source of ``torch.autograd.grad(...)`` if the latest assignment to
-    ``name`` in ``sources`` (most recent first; each ``(code, before_line)``,
-    ``before_line`` None for a whole cell) took it from a ``grad`` call made
-    without ``create_graph=True``; else None."""
+def origin(name: str, sources) -> tuple[str, str | None] | None:
+    """Where the value of ``name`` came from, by its latest assignment in
+    ``sources`` (most recent first; each ``(code, before_line)``, ``before_line``
+    None for a whole cell):
+
+    * ``("grad", call)``: from ``torch.autograd.grad(...)`` (``call``, its
+      source) without ``create_graph=True``, alone, unpacked (``g, = ...``) or
+      indexed (``grad(...)[0]``);
+    * ``("other", None)``: from anything else (``z = torch.ones(2).sum()``);
+    * None: no assignment was found, or the ``grad`` call did ask for a graph.
+    """
     for code, before in sources:
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError):
             continue
         assigns = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
-                   and (before is None or n.lineno < before)
+                   and n.value is not None and (before is None or n.lineno < before)
                    and any(_binds(t, name) for t in _targets(n))]
         if assigns:
-            last = max(assigns, key=lambda n: n.lineno)
-            if _grad_call(last.value):
-                return ast.get_source_segment(code, last.value)
-            return None
+            call = _grad_call(max(assigns, key=lambda n: n.lineno).value)
+            if call is None:
+                return "other", None
+            if _asks_for_graph(call):
+                return None
+            return "grad", ast.get_source_segment(code, call)
     return None
+
+
+def made_on_the_line(tb) -> bool:
+    """Whether backward started, on the line that failed, from a tensor made
+    right there out of no tensor variable and no ``grad()`` call, so certainly
+    not a gradient: ``torch.ones(2).sum().backward()``."""
+    entry = user_frame(tb)
+    stmt = failing_statement(entry)[0] if entry is not None else None
+    roots = backward_roots(stmt) if stmt is not None else []
+    if len(roots) != 1 or not any(isinstance(n, ast.Call) for n in ast.walk(roots[0])):
+        return False  # a name (`z.backward()`) is looked up by its assignment instead
+    for node in ast.walk(roots[0]):
+        if _grad_call(node) is not None:
+            return False
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            value = value_of(node, entry.tb_frame)
+            if access.engine_name(value) or isinstance(value, (tuple, list)):
+                return False
+    return True
 
 
 def gradient_owner(t, names: dict) -> str | None:
@@ -344,4 +334,16 @@ def gradient_owner(t, names: dict) -> str | None:
         if isinstance(key, str) and not key.startswith("_") and access.engine_name(value) \
                 and value is not t and access.grad_of(value) is t:
             return key
+    return None
+
+
+def held_in(t, names: dict) -> str | None:
+    """``"grads[0]"`` when ``t`` is an item of a tuple or list ``grads`` in
+    ``names`` (what ``torch.autograd.grad`` returns), else None."""
+    for key, value in (names or {}).items():
+        if isinstance(key, str) and not key.startswith("_") and \
+                isinstance(value, (tuple, list)) and len(value) <= 64:
+            for k, item in enumerate(value):
+                if item is t:
+                    return f"{key}[{k}]"
     return None

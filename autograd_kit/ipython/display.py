@@ -79,7 +79,7 @@ def card_rows(t) -> list[tuple[str, str]]:
     """The facts shown in a tensor's card, as ``(label, text)`` pairs, labels in
     the current language (a tensor of autograd_kit or of PyTorch; anything else
     gets a one-line TypeError)."""
-    access.require_tensor(t, "the tensor card")
+    access.require_tensor(t, _("the tensor card"))
     fn = t.grad_fn
     rows = [("shape", repr(t.shape)), ("dtype", repr(t.dtype)), ("device", str(t.device)),
             ("is_leaf", str(t.is_leaf)), ("requires_grad", str(t.requires_grad)),
@@ -106,7 +106,7 @@ def tensor_card(t) -> str:
 
 
 def _card(t) -> str:
-    access.require_tensor(t, "the tensor card")
+    access.require_tensor(t, _("the tensor card"))
     esc = html.escape
     name = name_of(t, _namespace())
     title = f"<b>{esc(name)}</b> " if name else ""

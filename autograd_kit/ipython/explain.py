@@ -12,12 +12,14 @@ stops there, the error keeps its own message, and other extensions' error
 handling is untouched.  Two hooks:
 
 * a ``post_run_cell`` event that displays the explanation when the cell ended
-  in an autograd error.  The facts come from the error itself for
-  autograd_kit (``err.tensor``, ``err.node``); PyTorch's errors are plain
-  ``RuntimeError``, so :mod:`.culprits` reads them back from the message, the
-  line that failed and the graph.  (The event, not the traceback, shows it:
-  IPython renders a traceback more than once -- to show it and to store it
-  in the history.)
+  in an autograd error.  The facts come the same way for both engines: what
+  the error says about itself from
+  :func:`autograd_kit.viz.error_facts.error_facts` (autograd_kit's errors
+  carry it, PyTorch's are read from their wording), and what it does not say
+  -- the learner's tensor, the node -- from the line that failed and the graph
+  (:mod:`.culprits`).  (The event, not the traceback, shows it: IPython
+  renders a traceback more than once -- to show it and to store it in the
+  history.)
 * ``autograd_kit.errors.set_explainer(fn)``, set while the extension is loaded:
   IPython asks an autograd_kit error for ``_render_traceback_()`` and gets
   :func:`render_traceback`: the stock traceback, which starts at the cell's
@@ -35,6 +37,7 @@ from types import TracebackType
 
 from .. import errors
 from ..i18n import N_, _, language, language_code
+from ..viz.error_facts import error_facts
 from . import culprits
 from .display import name_of
 
@@ -107,9 +110,17 @@ class Explanation:
 
 
 # -- one explainer per kind of error -----------------------------------------------
+def _name(t, names) -> str | None:
+    """``"x"`` when ``t`` is bound to ``x`` in the namespace, ``"grads[0]"`` when
+    it is an item of a tuple or list ``grads`` there; else None."""
+    if t is None:
+        return None
+    return name_of(t, names) or culprits.held_in(t, names)
+
+
 def _called(t, names, default: str) -> str:
-    """```x``` when ``t`` is bound to ``x`` in the namespace, else ``default``."""
-    name = name_of(t, names) if t is not None else None
+    """```x``` when ``t`` has a name in the namespace (:func:`_name`), else ``default``."""
+    name = _name(t, names)
     return f"`{name}`" if name else default
 
 
@@ -124,8 +135,7 @@ def _leaf_inplace(err, names) -> Explanation:
     base = base[0] if isinstance(base, tuple) else base  # autograd_kit keeps (base, offset)
     leaf = name_of(base, names) if base is not None else None
     x = leaf or "x"
-    tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
-    update = culprits.failing_line(tb) if leaf else None  # `bias -= 0.1 * bias.grad`
+    update = culprits.failing_line(err.traceback) if leaf else None  # `bias -= 0.1 * bias.grad`
     update = update if update and "`" not in update else f"{x} += 1"
     who = _called(t, names, _("This tensor"))
     if not err.view:
@@ -156,26 +166,9 @@ def _leaf_inplace(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
 
 
-def _name_by_memory(t, names) -> str | None:
-    """The user's name for the tensor holding ``t``'s memory (an op's saved output
-    is kept as data only, so identity of the tensor object cannot find it)."""
-    from ..tensor import Tensor
-    if t is None:
-        return None
-    found = name_of(t, names)
-    if found:
-        return found
-    data = getattr(t, "_data", None)
-    for key, value in (names or {}).items():
-        if isinstance(key, str) and not key.startswith("_") and isinstance(value, Tensor) \
-                and data is not None and value._data is data:
-            return key
-    return None
-
-
 def _saved_modified(err, names) -> Explanation:
     node, name = err.node, _node_name(err.node)
-    a = _name_by_memory(err.tensor, names)
+    a = name_of(err.tensor, names) if err.tensor is not None else None
     what = (f"`{a}`" if a else
             _("the value it saved as `{saved}`").format(saved=err.saved_name)
             if err.saved_name else _("a value it saved"))
@@ -244,32 +237,42 @@ def _non_scalar(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=who, names=names)
 
 
+def _code_that_ran(tb) -> list:
+    """``(code, before_line)`` pairs, most recent first: the cell that failed, up
+    to the line that failed, then the notebook's earlier cells (the last 50 of
+    the shell's history; ``before_line`` None for a whole cell)."""
+    sources, cell = [], None
+    entry = culprits.user_frame(tb)
+    if entry is not None:
+        cell = culprits.failing_statement(entry)[1]
+        sources.append((cell, entry.tb_lineno))
+    shell = _state["shell"]
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", [])
+    return sources + [(code, None) for code in reversed(history[-50:])
+                      if code and (cell is None or code.strip() != cell.strip())]
+
+
 def _gradient_origin(t, names, err):
-    """How ``t`` came to be a gradient without a graph, as ``(what it is, the
-    fix)``, found in the namespace (``t is x.grad``) or in the code that ran
-    (``g, = torch.autograd.grad(y, x)``); None when neither shows it."""
-    owner = culprits.gradient_owner(t, names)
+    """Where ``t`` came from: ``(what it is, the fix)`` for a gradient computed
+    without ``create_graph=True``, found in the namespace (``t is x.grad``) or in
+    the code that ran (``g, = torch.autograd.grad(y, x)``, ``grads[0]`` of
+    ``grads = torch.autograd.grad(y, x)``); ``"other"`` when that code made
+    ``t`` some other way (``t = torch.ones(2).sum()``, or such an expression on
+    the line that failed); None when nothing shows it."""
+    owner = culprits.gradient_owner(t, names) if t is not None else None
     if owner:
         return (f"`{owner}.grad`",
                 _("call the backward() that filled it with `create_graph=True` (e.g. "
                   "`loss.backward(create_graph=True)`); then `{owner}.grad` has a grad_fn. "
                   "(`torch.autograd.grad(loss, {owner}, create_graph=True)` does the "
                   "same without touching `.grad`.)").format(owner=owner))
-    name = name_of(t, names)
+    name = _name(t, names)  # "g", or "grads[0]" for an item of the tuple grad() returned
     if not name:
-        return None
-    sources, cell = [], None
-    tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
-    entry = culprits.user_frame(tb)
-    if entry is not None:
-        _stmt, cell = culprits.failing_statement(entry)
-        sources.append((cell, entry.tb_lineno))
-    shell = _state["shell"]
-    history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", [])
-    sources += [(code, None) for code in reversed(history[-50:]) if code != cell]
-    call = culprits.assigned_from_grad(name, sources)
-    if not call:
-        return None
+        return "other" if culprits.made_on_the_line(err.traceback) else None
+    found = culprits.origin(name.split("[", 1)[0], _code_that_ran(err.traceback))
+    if found is None or found[0] != "grad":
+        return found and found[0]
+    call = found[1]
     fixed = call[:-1].rstrip().rstrip(",") + ", create_graph=True)"
     return (_("`{name}`, returned by `{call}`,").format(name=name, call=call),
             _("ask for that record in the first call: `{fixed}`; then `{name}` has a "
@@ -278,13 +281,12 @@ def _gradient_origin(t, names, err):
 
 def _no_grad_fn(err, names) -> Explanation:
     t = err.tensor
-    if t is None or not (name_of(t, names) or culprits.gradient_owner(t, names)):
+    if t is None or not (_name(t, names) or culprits.gradient_owner(t, names)):
         # `x.grad.sum().backward()`: the tensor named on the line says more
-        tb = err.__traceback__ if isinstance(err, BaseException) else err.traceback
-        t = next(iter(culprits.line_tensors(tb, culprits.no_graph)), t)
+        t = next(iter(culprits.line_tensors(err.traceback, culprits.no_graph)), t)
     who = _called(t, names, _("This tensor"))
-    origin = _gradient_origin(t, names, err) if t is not None else None
-    if origin:
+    origin = _gradient_origin(t, names, err)
+    if isinstance(origin, tuple):
         what, fix = origin
         title = _("{what} is a gradient computed without a graph of its own, so backward() "
                   "has nothing to go through.").format(what=what)
@@ -299,19 +301,27 @@ def _no_grad_fn(err, names) -> Explanation:
                  fix=fix)],
             root=t, culprit=t, culprit_name=_called(t, names, _("the gradient")),
             names=names)
+    if origin == "other":  # the code shows how it was made: not by grad()
+        why = [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
+                 "tensors that require grad. Usual causes: the inputs were made without "
+                 "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
+                 "`.detach()`, `.data` or `.item()` cut the graph."),
+               _("Fix: create the inputs with `requires_grad=True` (or call "
+                 "`x.requires_grad_()`) before computing from them, with grad mode on.")]
+    else:  # nothing shows where it came from: it may be a gradient too
+        why = [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
+                 "tensors that require grad. Usual causes: the inputs were made without "
+                 "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
+                 "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
+                 "`torch.autograd.grad` is such a tensor too, unless that call had "
+                 "`create_graph=True`."),
+               _("Fix: create the inputs with `requires_grad=True` (or call "
+                 "`x.requires_grad_()`) before computing from them; for a gradient of a "
+                 "gradient, pass `create_graph=True` to the first `grad` call.")]
     return Explanation(
         _("{who} has no grad_fn and does not require grad: there is no graph behind it for "
           "backward() to go through.").format(who=who),
-        [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
-           "tensors that require grad. Usual causes: the inputs were made without "
-           "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-           "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
-           "`torch.autograd.grad` is such a tensor too, unless that call had "
-           "`create_graph=True`."),
-         _("Fix: create the inputs with `requires_grad=True` (or call `x.requires_grad_()`) "
-           "before computing from them; for a gradient of a gradient, pass "
-           "`create_graph=True` to the first `grad` call.")],
-        root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
+        why, root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
 
 
 def _grad_shape(err, names) -> Explanation:
@@ -319,8 +329,9 @@ def _grad_shape(err, names) -> Explanation:
     who = _called(t, names, _("the output"))
     return Explanation(
         _("The gradient given to backward() must have the shape of {who}.").format(who=who),
-        [f"{err} " + _("The gradient passed to `y.backward(g)` says how much each number of "
-                       "`y` counts, so `g` needs exactly one entry per number of `y`."),
+        [f"{err.message} " + _("The gradient passed to `y.backward(g)` says how much each "
+                               "number of `y` counts, so `g` needs exactly one entry per "
+                               "number of `y`."),
          _("Fix: pass a gradient shaped like the output, e.g. `torch.ones_like(y)`.")],
         root=t, culprit=t, culprit_name=who, names=names)
 
@@ -331,11 +342,12 @@ EXPLAINERS = {"leaf_inplace": _leaf_inplace, "saved_modified": _saved_modified,
 
 
 def facts(err, names):
-    """The facts of an autograd error: autograd_kit's error itself, or for a
-    PyTorch error what :func:`.culprits.torch_facts` finds; None for others."""
-    if isinstance(err, errors.AutogradError):
-        return err
-    return culprits.torch_facts(err, names)
+    """The facts of an autograd error of either engine (an
+    :class:`autograd_kit.viz.error_facts.ErrorFacts`): what the error says about
+    itself, completed from the scene (:func:`.culprits.complete`); None for an
+    error that is not an autograd error."""
+    found = error_facts(err)
+    return culprits.complete(found, names) if found.kind else None
 
 
 def explain(err, names=None) -> Explanation | None:

@@ -42,14 +42,25 @@ def _speaking(lang: str | None):
     return language(lang) if lang else nullcontext()
 
 
-def _drawable(value) -> bool:
-    """A tensor, a grad_fn node, or a non-empty tuple/list of them."""
+def _require(value, magic: str, drawing: bool = False):
+    """``value`` if ``magic`` can take it: a tensor of autograd_kit or PyTorch
+    (for drawing also a grad_fn node, or a non-empty tuple/list of them); else a
+    one-line ``UsageError`` in the words every tool uses for a wrong input
+    (:func:`autograd_kit.viz.access.require_tensor`)."""
     from ..viz import access
-    if isinstance(value, (tuple, list)):
-        return bool(value) and all(_drawable(v) for v in value)
-    if isinstance(value, type):  # the class Tensor has grad_fn, shape... too
+    try:
+        return access.require_tensor(value, magic, many=drawing, nodes=drawing)
+    except TypeError as err:
+        raise UsageError(str(err)) from None
+
+
+def _drawable(value) -> bool:
+    """Whether ``%autograd_graph`` can draw ``value`` (see :func:`_require`)."""
+    try:
+        _require(value, "autograd_graph", drawing=True)
+    except UsageError:
         return False
-    return access.is_tensor(value) or access.is_node(value)
+    return True
 
 
 def _new_graph_tensors(before: dict, namespace: dict) -> list:
@@ -130,10 +141,7 @@ class AutogradMagics(Magics):
                              .format(example="%autograd_graph loss"))
         else:
             root = evaluate(self.shell, args.expression, "autograd_graph")
-        if not _drawable(root):
-            raise UsageError("autograd_graph: " + _("expected a tensor or grad_fn, but "
-                                                    "{expr} is of type {type}").format(
-                expr=args.expression, type=type(root).__name__))
+        _require(root, "autograd_graph", drawing=True)
         from ..viz import make_dot
         display(make_dot(root, show_attrs=args.attrs, show_saved=args.saved,
                          show_values=args.values, show_grads=args.grads,
@@ -181,12 +189,8 @@ class AutogradMagics(Magics):
         if not args.expression:
             raise UsageError("autograd_step: " + _("give an expression, e.g. {example}")
                              .format(example="%autograd_step loss"))
-        root = evaluate(self.shell, args.expression, "autograd_step")
-        from ..viz import access
-        try:
-            access.require_tensor(root, "autograd_step")
-        except TypeError as err:
-            raise UsageError(str(err)) from None
+        root = _require(evaluate(self.shell, args.expression, "autograd_step"),
+                        "autograd_step")
         gradient = None
         if args.gradient:
             gradient = evaluate(self.shell, " ".join(args.gradient), "autograd_step")

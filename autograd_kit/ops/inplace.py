@@ -3,9 +3,11 @@
 An in-place op overwrites memory other parts of the graph may depend on, so:
 
 1. **Check first, then change.**  A leaf that requires grad (or a view of one)
-   may not be modified while grad mode is on: its ``.grad`` would describe a
-   value that no longer exists.  Shape and dtype are checked too.  A failed
-   operation leaves the tensor, its version and its graph as they were.
+   may not be modified while grad mode is on: recording the change would give
+   the leaf a ``grad_fn`` (step 4), so it would stop being a leaf and lose its
+   ``AccumulateGrad`` node, the one that fills ``.grad``.  Shape and dtype are
+   checked too.  A failed operation leaves the tensor, its version and its
+   graph as they were.
 2. **Compute out of place, then write back.**  The new value is computed by the
    ordinary op on an alias holding the *old* value, so the node it records
    keeps what it needs; the result is then copied into the tensor's memory.

@@ -16,7 +16,10 @@ The pipeline has one module per step:
 * :mod:`.svgpatch`  recolouring a rendered SVG without a new layout.
 
 Everything reads the graph by duck typing (:mod:`.access`), so autograd_kit's
-tensors and PyTorch's tensors are drawn by the same code.
+tensors and PyTorch's tensors are drawn by the same code; what is neither is
+refused in one sentence (:func:`.access.require_tensor`).  Beside the pictures,
+:mod:`.error_facts` reads either engine's autograd errors as facts (kind, node,
+versions) for the explanations and the widgets.
 """
 from __future__ import annotations
 
@@ -40,7 +43,10 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
              max_nodes: int | None = None, unfold=None, theme: str | dict = "light",
              graph_attr: dict | None = None, legend: bool = False,
              alt: str | None = None) -> Graph:
-    """Draw the autograd graph that produced ``root`` (a tensor, or a tuple/list).
+    """Draw the autograd graph that produced ``root``: a tensor of autograd_kit or
+    PyTorch, a ``grad_fn`` node, or a non-empty tuple/list of them.  Anything
+    else is a one-line ``TypeError`` (:func:`.access.require_tensor`), also an
+    object that only looks like a tensor.
 
     The first five arguments are torchviz's: ``params`` maps names to tensors
     (``dict(model.named_parameters())``); ``show_attrs`` lists each op's saved
@@ -65,11 +71,8 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
     """
     if view not in ("backward", "forward"):
         raise ValueError(f"view must be 'backward' or 'forward', not {view!r}")
+    access.require_tensor(root, "make_dot", many=True, nodes=True)
     roots = list(root) if isinstance(root, (tuple, list)) else [root]
-    for r in roots:
-        if not (access.is_tensor(r) or access.is_node(r)):
-            raise TypeError(f"make_dot draws tensors or grad_fn nodes (or a tuple/list of "
-                            f"them), not {type(r).__name__}")
     named = _names(params, names)
     opts = Options(view=view, show_attrs=show_attrs, show_saved=show_saved,
                    max_attr_chars=max_attr_chars, show_values=show_values,

@@ -1,7 +1,9 @@
 """Reading tensors and graph nodes by duck typing.
 
-The picture code never imports an array library or an autograd engine.  Anything
-shaped like PyTorch's public autograd graph can be drawn:
+The picture code never imports an array library or an autograd engine.  It reads
+the public autograd graph that autograd_kit and PyTorch share (a root must be a
+tensor or a node of one of the two; :func:`require_tensor` refuses anything else
+in one line):
 
 * a tensor has ``grad_fn`` (None for a leaf), ``requires_grad``, ``is_leaf``,
   ``shape`` and ``grad``;
@@ -50,20 +52,60 @@ def engine_name(t) -> str:
     return root if root in ("autograd_kit", "torch") else ""
 
 
-def require_tensor(obj, what: str):
+def _type_name(cls: type) -> str:
+    """``"int"`` for a builtin class, ``"numpy.ndarray"`` for any other."""
+    name = getattr(cls, "__qualname__", cls.__name__)
+    return name if cls.__module__ == "builtins" else f"{cls.__module__}.{name}"
+
+
+def _engine_node(obj) -> bool:
+    """True for a ``grad_fn`` node of autograd_kit or PyTorch (not a class).
+    PyTorch's nodes are C++ classes of module ``builtins``: they are known by
+    PyTorch's own ``torch.autograd.graph.Node``, asked only when PyTorch is
+    already imported."""
+    import sys
+    if isinstance(obj, type) or not is_node(obj):
+        return False
+    if type(obj).__module__.split(".", 1)[0] == "autograd_kit":
+        return True
+    graph = getattr(getattr(sys.modules.get("torch"), "autograd", None), "graph", None)
+    node_class = getattr(graph, "Node", None)
+    return isinstance(node_class, type) and isinstance(obj, node_class)
+
+
+def require_tensor(obj, what: str, *, many: bool = False, nodes: bool = False):
     """``obj`` if it is a tensor of autograd_kit or PyTorch, else a one-line
-    ``TypeError`` that names what ``what`` (a tool's name) accepts."""
-    if engine_name(obj):
+    ``TypeError`` that names what ``what`` (a tool's name) accepts.
+
+    Every tool that takes a tensor checks it here, so a learner meets the same
+    sentence whatever the tool.  An object that merely has a tensor's attributes
+    (``grad_fn``, ``shape``...) is refused too: the tool would fail later, deep
+    inside.  ``nodes``: a ``grad_fn`` node of either engine is accepted as well;
+    ``many``: so is a non-empty list or tuple of what is accepted (``make_dot``
+    draws several roots)."""
+    from ..i18n import _
+
+    def accepted(item) -> bool:
+        return bool(engine_name(item)) or (nodes and _engine_node(item))
+
+    def given(item, inside: bool = False) -> str:
+        if isinstance(item, type):
+            return _("the class {name}").format(name=item.__name__)
+        name = _type_name(type(item))
+        if many and not inside and isinstance(item, (tuple, list)):
+            if not item:
+                return _("an empty {type}").format(type=name)
+            wrong = next(x for x in item if not accepted(x))
+            return _("a {type} holding {item}").format(type=name, item=given(wrong, True))
+        article = _("an {type}") if name[0].lower() in "aeiou" else _("a {type}")
+        return article.format(type=name)
+
+    if accepted(obj) or (many and isinstance(obj, (tuple, list)) and obj
+                         and all(accepted(x) for x in obj)):
         return obj
-    if isinstance(obj, type):
-        kind = "the class " + obj.__name__
-    else:
-        cls = type(obj)
-        kind = cls.__qualname__ if cls.__module__ == "builtins" else \
-            f"{cls.__module__}.{cls.__qualname__}"
-        kind = ("an " if kind[0].lower() in "aeiou" else "a ") + kind
-    raise TypeError(f"{what} takes a tensor of autograd_kit or PyTorch "
-                    f"(autograd_kit.Tensor or torch.Tensor); it was given {kind}.")
+    raise TypeError(_("{what} takes a tensor of autograd_kit or PyTorch (autograd_kit.Tensor "
+                      "or torch.Tensor); it was given {given}.").format(what=what,
+                                                                       given=given(obj)))
 
 
 def is_node(obj) -> bool:
@@ -111,16 +153,16 @@ def saved_names(fn) -> list[str]:
 
 
 def saved_value(fn, name: str):
-    """The saved value ``name`` of ``fn``, or :class:`Unavailable` with the reason."""
+    """The saved value ``name`` of ``fn``, or :class:`Unavailable` with the reason,
+    told by the error that reading it raised (:mod:`.error_facts` reads both
+    engines' errors)."""
     try:
         return getattr(fn, SAVED_PREFIX + name)
     except RuntimeError as err:
-        message = str(err)
-        if "second time" in message or "freed" in message:
-            return Unavailable("freed")
-        if "inplace" in message:
-            return Unavailable("modified")
-        return Unavailable("unavailable")
+        from .error_facts import error_facts
+        kind = error_facts(err).kind
+        return Unavailable({"graph_freed": "freed", "saved_modified": "modified"}
+                           .get(kind, "unavailable"))
     except Exception:
         return Unavailable("unavailable")
 
@@ -200,11 +242,13 @@ def input_names(fn) -> tuple:
     return tuple(names)
 
 
-def backward_pass(root, gradient=None, retain_graph: bool = False):
+def backward_pass(root, gradient=None, retain_graph: bool = False, tensors=()):
     """The backward pass from ``root`` as step records, through the adapter for
     its engine (:mod:`autograd_kit.viz.engines`): the kit's engine stepped live,
-    PyTorch's pass recorded with hooks and replayed.  Anything that is not a
-    tensor of either gets :func:`require_tensor`'s one-line ``TypeError``."""
+    PyTorch's pass recorded with hooks and replayed.  ``tensors``: other tensors
+    the caller knows (named variables); those that ``retain_grad()`` get their
+    ``.grad`` at the step of their ``grad_fn``, on either engine.  Anything that
+    is not a tensor of either gets :func:`require_tensor`'s one-line ``TypeError``."""
     require_tensor(root, "backward_pass")
     from .engines import for_tensor
-    return for_tensor(root, gradient, retain_graph)
+    return for_tensor(root, gradient, retain_graph, tensors)
