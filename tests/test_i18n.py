@@ -384,6 +384,120 @@ def test_the_pictures_key_and_text_alternative_speak_the_language(lang):
     assert "leaf tensor" not in graph.source
 
 
+
+def _freed_graph():
+    """``(x * x + 2).sum()`` after backward: two freed saved tensors, a constant
+    whose value was not kept, eight values summarised as min / mean / max."""
+    x = ak.arange(8.).requires_grad_()
+    y = (x * x + 2).sum()
+    y.backward()
+    return x, y
+
+
+def picture_words(source: str) -> str:
+    """The text of every label in a DOT source (boxes, arrows), names and code
+    (node names, saved slots, attribute names) taken out: the words a learner reads."""
+    found = re.findall(r'label="((?:[^"\\]|\\.)*)"', source)
+    words = " ".join(found).replace("\\n", " ")
+    return re.sub(r"\b(\w*Backward\d*|AccumulateGrad|Mul|Add|Sum|self_sym_sizes|self|other|"
+                  r"alpha|x|grad)\b", " ", words)
+
+
+ENGLISH_IN_PICTURES = re.compile(r"[A-Za-z]{3,}")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_graph_pictures_write_their_words_in_the_language(lang):
+    x, y = _freed_graph()
+    kinds = dict(view="forward", show_saved=True, show_attrs=True, show_values=True,
+                 names={"x": x})
+    from autograd_kit.viz import make_dot
+    english = make_dot(y, **kinds).source
+    with language(lang):
+        source = make_dot(y, **kinds).source
+        again = make_dot(y, **kinds).source
+        backward = make_dot(y, show_saved=True, show_attrs=True).source
+        words = [_("(freed)"), _("constant"), _("saved as {slot}").format(slot="self"),
+                 _("min {min}  mean {mean}  max {max}").format(min="0.", mean="3.5",
+                                                               max="7.")]
+    # the English picture has the English words (so the check below can fail)...
+    for word in ("(freed)", 'label="constant"', "saved as self", "min 0.  mean 3.5  max 7."):
+        assert word in english
+    assert ENGLISH_IN_PICTURES.search(picture_words(english))
+    # ...the learner's language has its own, and no English but names and code
+    assert all(w != e for w, e in zip(words, ("(freed)", "constant", "saved as self")))
+    for word in words:
+        assert word in source, word
+    assert f'label="{words[1]}"' in source
+    for drawn in (source, backward):
+        assert not ENGLISH_IN_PICTURES.search(picture_words(drawn)), picture_words(drawn)
+    assert "MulBackward0" in backward and "AccumulateGrad" in backward  # names stay
+    assert source == again != english  # the same picture for the same language
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_folded_chains_are_counted_in_the_language(lang):
+    from autograd_kit.viz import make_dot
+    x = ak.tensor([1.0], requires_grad=True)
+    y = x
+    for _k in range(60):
+        y = y * 1.01 + 0.5
+    english = make_dot(y, max_nodes=20)
+    with language(lang):
+        graph = make_dot(y, max_nodes=20)
+        count = len(graph.folds["f0"])
+        head = _("… {nodes} ({parts}) …").format(
+            nodes=ngettext("{n} node", "{n} nodes", count).format(n=count),
+            parts="MulBackward0 ×58, AddBackward0 ×58")
+        box = _("fold {id}").format(id="f0")
+        chain = _("a folded chain ({nodes})").format(
+            nodes=ngettext("{n} node", "{n} nodes", count).format(n=count))
+    assert count == 116
+    fold = next(n for n in english.nodes if n.kind == "fold")
+    assert fold.lines == ["… 116 nodes (MulBackward0 ×58, AddBackward0 ×58) …", "fold f0"]
+    assert "a folded chain (116 nodes)" in english.alt
+    assert next(n for n in graph.nodes if n.kind == "fold").lines == [head, box]
+    assert chain in graph.alt and "nodes" not in graph.alt
+    assert not ENGLISH_IN_PICTURES.search(picture_words(graph.source))
+
+
+def test_saved_values_line_up_in_columns_in_every_language():
+    """The table of what an op saved is padded by the width a character takes in a
+    monospaced font: a Chinese character takes two columns."""
+    from autograd_kit.viz import labels, make_dot
+    x, y = _freed_graph()
+    for lang in ("en", *LANGS):
+        with language(lang):
+            box = next(n for n in make_dot(y, show_attrs=True).nodes
+                       if n.title == "MulBackward0")
+        title, rule, *rows = box.lines
+        assert len(rows) == 2 and rows[0].startswith("other: ")
+        assert {labels.width(r) for r in rows} == {len(rule)}, (lang, box.lines)
+    assert labels.width("（已释放）") == 10 and labels.width("(freed)") == 7
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_what_to_install_is_said_in_the_language(monkeypatch, lang):
+    from autograd_kit.viz import make_dot, render
+    monkeypatch.setattr(render, "dot_available", lambda: False)
+    monkeypatch.setattr(render, "wasm_available", lambda: False)
+    monkeypatch.setattr(render, "_forced", None)
+    monkeypatch.delenv(render.ENV_VAR, raising=False)
+    x = ak.tensor([1., 2.], requires_grad=True)
+    graph = make_dot((x * 2).sum())
+    with language(lang):
+        advice = _(render.ADVICE)
+        shown = graph._repr_mimebundle_()[0]["text/plain"]
+        with pytest.raises(render.RenderError) as err:
+            render.render("digraph {}", "png")
+        needs = _("Writing {format} needs the Graphviz `dot` program; only svg can be drawn "
+                  "without it. Install Graphviz (e.g. `apt-get install graphviz`).").format(
+                      format="png")
+    assert advice != render.ADVICE and "apt-get install graphviz" in advice
+    assert shown.startswith(advice) and "Install Graphviz" not in shown
+    assert str(err.value) == needs and "needs the Graphviz" not in needs
+
+
 # -- the magics, the card and the explanations ---------------------------------------
 @pytest.fixture
 def ip():

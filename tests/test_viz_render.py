@@ -1,9 +1,8 @@
 """Drawing the pictures: the system Graphviz, Graphviz in WebAssembly, neither.
 
 Tests of one renderer skip where it is missing; tests that hide ``dot`` from
-the PATH check the fallback.  The graphs here come from a ten-line fake engine:
-the pictures are duck-typed, so this is all ``make_dot`` needs, and these tests
-run without PyTorch.
+the PATH check the fallback.  The graphs here are small autograd_kit graphs, so
+these tests run without PyTorch.
 """
 import os
 import re
@@ -12,9 +11,9 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+import autograd_kit as ak
 from autograd_kit.viz import Graph, RenderError, make_dot, render, set_renderer, svgpatch
 
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="no system Graphviz")
@@ -24,46 +23,19 @@ RENDERERS = [pytest.param("dot", marks=needs_dot), pytest.param("wasm", marks=ne
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-class FakeNode:
-    """The smallest node make_dot can draw: ``name()`` and ``next_functions``."""
-
-    def __init__(self, name, *inputs, variable=None, saved=None):
-        self._name = name
-        self.next_functions = tuple((n, 0) for n in inputs)
-        if variable is not None:
-            self.variable = variable
-        for key, value in (saved or {}).items():
-            setattr(self, "_saved_" + key, value)
-
-    def name(self):
-        return self._name
-
-
-class FakeTensor:
-    def __init__(self, values, grad_fn=None):
-        self.values = np.asarray(values, dtype=float)
-        self.grad_fn, self.requires_grad, self.grad = grad_fn, True, None
-        self.is_leaf = grad_fn is None
-        self.shape = self.values.shape
-
-    def numpy(self, force=False):
-        return self.values
-
-
 def example():
-    """``y = (x * w).sum()``, built by hand."""
-    x, w = FakeTensor([1., 2.]), FakeTensor([3., 4.])
-    mul = FakeNode("MulBackward0", FakeNode("AccumulateGrad", variable=x),
-                   FakeNode("AccumulateGrad", variable=w), saved={"self": x, "other": w})
-    y = FakeTensor(11., FakeNode("SumBackward0", mul))
-    return x, w, y
+    """``y = (x * w).sum()``: seven boxes, two saved tensors."""
+    x = ak.tensor([1., 2.], requires_grad=True)
+    w = ak.tensor([3., 4.], requires_grad=True)
+    return x, w, (x * w).sum()
 
 
-def fake_chain(n):
-    node = FakeNode("AccumulateGrad", variable=FakeTensor(1.))
+def chain(n):
+    """``n`` ops in a row, AddBackward0 and MulBackward0 by turns, from one leaf."""
+    y = ak.tensor(1., requires_grad=True)
     for k in range(n):
-        node = FakeNode("MulBackward0" if k % 2 else "AddBackward0", node)
-    return FakeTensor(2., node)
+        y = y * 1.01 if k % 2 else y + 0.5
+    return y
 
 
 @pytest.fixture(autouse=True)
@@ -298,7 +270,7 @@ def test_restyle_changes_only_the_given_boxes(which, monkeypatch):
 
 def test_restyle_unfilled_boxes_and_bad_keys():
     any_renderer()
-    y = fake_chain(3)
+    y = chain(3)
     g = make_dot(y, theme="print")
     out = node_groups(g.restyle({"n1": {"fillcolor": "yellow"}}))["n1"]
     assert 'fill="yellow"' in out  # the first shape gets a fill even if it had none
@@ -315,7 +287,7 @@ def test_restyle_unfilled_boxes_and_bad_keys():
 
 def test_restyle_400_boxes():
     any_renderer()
-    g = make_dot(fake_chain(400))
+    g = make_dot(chain(400))
     styles = {n.id: {"fillcolor": "#c6efce"} for n in g.nodes[::2]}
     groups = node_groups(g.restyle(styles))
     assert all('fill="#c6efce"' in groups[i] for i in styles)
@@ -357,10 +329,10 @@ def test_alt_text_tells_the_graph_in_words():
 
 
 def test_alt_text_of_a_long_graph_stays_short():
-    g = make_dot(fake_chain(300))
+    g = make_dot(chain(300))
     assert f"of {len(g.nodes)} nodes" in g.alt
     assert "more operations" in g.alt and len(g.alt) < 400
-    folded = make_dot(fake_chain(300), max_nodes=20)
+    folded = make_dot(chain(300), max_nodes=20)
     hidden = len(next(iter(folded.folds.values())))
     assert f"a folded chain ({hidden} nodes)" in folded.alt
 

@@ -162,8 +162,9 @@ class AccumulationDemo(Bench):
             for i, (a, g, e) in enumerate(self.history))
         self.table.value = (f"{TABLE}<tr><th>{_('click')}</th><th>{_('action')}</th>"
                             f"<th>x.grad</th><th></th></tr>{rows}</table>")
-        self.chart.value = line_chart(list(enumerate(self.grads)),
-                                      _("x.grad after each click"))
+        self.chart.value = line_chart(
+            list(enumerate(self.grads)), _("x.grad after each click"),
+            _("Line chart of x.grad after each click, for {loss}").format(loss=self.label))
 
     def describe(self) -> str:
         if self.problem is not None:

@@ -1,7 +1,12 @@
 """A tiny line chart drawn as SVG text: no plotting library, nothing printed.
 
+It carries its own words (``role="img"``, ``aria-label`` and ``<title>``): what
+it plots and the values, for screen readers and for viewers without pictures.
+
 >>> svg = line_chart([(0, None), (1, 12.0), (2, 24.0)], "x.grad")
 >>> svg.startswith("<svg") and "24" in svg
+True
+>>> "<title>x.grad. Values: None, 12, 24</title>" in svg
 True
 """
 from __future__ import annotations
@@ -20,8 +25,12 @@ def _ticks(lo: float, hi: float) -> list[float]:
     return [lo + (hi - lo) * k / 4 for k in range(5)]
 
 
-def line_chart(points: list[tuple[int, float | None]], label: str) -> str:
-    """Points ``(click, value)`` joined by lines; ``None`` values leave a gap."""
+def line_chart(points: list[tuple[int, float | None]], label: str,
+               title: str | None = None) -> str:
+    """Points ``(click, value)`` joined by lines; ``None`` values leave a gap.
+
+    ``label`` is written above the chart; ``title`` (default: ``label``) says
+    what the chart shows, in its accessible name, followed by the values."""
     ys = [y for _click, y in points if y is not None]
     lo, hi = min(ys + [0.0]), max(ys + [0.0])
     if hi == lo:
@@ -34,8 +43,13 @@ def line_chart(points: list[tuple[int, float | None]], label: str) -> str:
     def py(v: float) -> float:
         return BOTTOM - (BOTTOM - TOP) * (v - lo) / (hi - lo)
 
+    name = esc(_("{title}. Values: {values}").format(
+        title=label if title is None else title,
+        values=", ".join("None" if y is None else f"{y:.4g}" for _click, y in points)))
+    # (role and aria-label in double quotes, as the graph pictures write them)
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='{H}' "
-             f"viewBox='0 0 {W} {H}' font-family='sans-serif' font-size='10'>",
+             f"viewBox='0 0 {W} {H}' font-family='sans-serif' font-size='10' "
+             f'role="img" aria-label="{name}"><title>{name}</title>',
              f"<line x1='{PAD}' y1='{py(lo):.1f}' x2='{W - 10}' y2='{py(lo):.1f}' "
              "stroke='#888'/>",
              f"<line x1='{PAD}' y1='{TOP - 8}' x2='{PAD}' y2='{py(lo):.1f}' stroke='#888'/>"]

@@ -228,8 +228,8 @@ def header(language: str = "") -> Entry:
               "Content-Transfer-Encoding": "8bit",
               "Plural-Forms": PLURAL_FORMS.get(language, "nplurals=2; plural=(n != 1);")}
     text = "".join(f"{k}: {v}\n" for k, v in fields.items())
-    return Entry("", text, comments=["# The messages of autograd_kit's widgets, magics "
-                                     "and exercises."])
+    return Entry("", text, comments=["# The messages of autograd_kit's widgets, magics, "
+                                     "explanations, exercises and graph pictures."])
 
 
 # -- .mo bytes --------------------------------------------------------------------------------

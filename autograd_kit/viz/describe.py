@@ -18,21 +18,22 @@ from __future__ import annotations
 import heapq
 
 from ..i18n import _, ngettext
+from .fold import count_text, hidden_count
 from .model import GraphData, VNode
 
 MAX_STEPS = 8
 OPS = {"op", "fn", "fold"}
 
 
-def _short(node: VNode) -> str:
-    """What a box is called in the sentence."""
+def _short(node: VNode, folds: dict[str, list[str]]) -> str:
+    """What a box is called in the sentence (``folds``: the hidden boxes of each fold)."""
     named = node.title not in (node.kind, "saved", "fold")
     if node.kind == "fold":
         return _("a folded chain ({nodes})").format(
-            nodes=node.lines[0].strip("… ").split(" (")[0])
-    if node.kind == "const":
+            nodes=count_text(hidden_count(folds.get(node.id, []))))
+    if node.kind == "const":  # its label: the value, a name, or the word "constant"
         return _("the constant {value}").format(value=node.lines[0]) \
-            if node.lines[0] != "constant" else _("a constant")
+            if node.lines[0] != _("constant") else _("a constant")
     if node.kind == "saved":
         return _("a saved tensor")
     if node.kind in ("op", "fn", "acc") or named:
@@ -83,13 +84,13 @@ def describe(data: GraphData) -> str:
         node = by_id[box_id]
         if node.kind == "acc" and inputs[box_id]:  # read through to the leaf
             return name(inputs[box_id][0])
-        return _short(node)
+        return _short(node, data.folds)
 
     steps, outputs = [], []
     for node in inputs_first(data):
         if node.kind in OPS:
             took = [name(i) for i in inputs[node.id]]
-            what = _short(node)
+            what = _short(node, data.folds)
             steps.append(_("{op} takes {inputs}").format(op=what, inputs=_join(took))
                          if took else what)
         elif node.kind == "output" and inputs[node.id]:

@@ -1,13 +1,14 @@
 """Folding long chains, so that a 10,000-step graph still fits on a screen.
 
 A *chain* is a run of op boxes that each have exactly one arrow in and one
-arrow out (dashed saved-tensor lines and constants feeding an op don't count): ``y = y * 1.01 + 0.5`` in a
-loop makes one.  When a picture has more boxes than ``max_nodes``, the longest
-chains are folded first, each into one box reading
-``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …``; the first and
-last :data:`KEEP` boxes of the chain stay visible, so one can see what the chain
-is made of and where it connects.  Saved-tensor boxes and constants that hang
-only on folded boxes disappear into the fold too.
+arrow out (dashed saved-tensor lines and constants feeding an op don't count):
+``y = y * 1.01 + 0.5`` in a loop makes one.  When a picture has more boxes than
+``max_nodes``, the longest chains are folded first, each into one box reading
+``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …`` (the words in
+the kit's current language, the op names as they are); the first and last
+:data:`KEEP` boxes of the chain stay visible, so one can see what the chain is
+made of and where it connects.  Saved-tensor boxes and constants that hang only
+on folded boxes disappear into the fold too.
 
 Every chain long enough to fold gets an id, ``f0``, ``f1``, ... in graph order,
 whether or not it is folded; ``unfold={"f0"}`` keeps that one open and
@@ -18,11 +19,25 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..i18n import N_, _, ngettext
 from .model import GraphData, VEdge, VNode
 
 KEEP = 2          # boxes kept visible at each end of a folded chain
 MIN_FOLD = 2      # fold only when at least this many boxes disappear
 FOLDABLE = {"op", "fn", "tensor"}
+#: how a fold's label counts the boxes that are not ops (ops go by their names)
+COUNTED_AS = {"tensor": N_("tensor"), "saved": N_("saved")}
+
+
+def hidden_count(ids: list[str]) -> int:
+    """How many boxes a fold hides, counting as its label does: constants (ids
+    ``c0``, ``c1``..., see :mod:`.model`) ride along uncounted."""
+    return sum(1 for i in ids if not i.startswith("c"))
+
+
+def count_text(n: int) -> str:
+    """``"9,996 nodes"``, in the current language."""
+    return ngettext("{n} node", "{n} nodes", n).format(n=f"{n:,}")
 
 
 def chains(data: GraphData) -> list[list[str]]:
@@ -114,12 +129,16 @@ def _absorb_saved(data: GraphData, where: dict[str, str]) -> None:
 
 
 def _fold_box(fid: str, members: list[VNode]) -> VNode:
-    """``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …``"""
+    """``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …`` above
+    ``fold f0``; the words in the current language, op names as they are."""
     counted = [n for n in members if n.kind != "const"]  # constants ride along
-    groups = Counter(n.title if n.kind in ("op", "fn") else n.kind for n in counted)
+    groups = Counter(n.title if n.kind in ("op", "fn") else
+                     _(COUNTED_AS[n.kind]) if n.kind in COUNTED_AS else n.kind
+                     for n in counted)
     parts = [f"{name} ×{k:,}" for name, k in groups.most_common(4)]
     if len(groups) > 4:
         parts.append("…")
-    first = f"… {len(counted):,} nodes ({', '.join(parts)}) …"
+    first = _("… {nodes} ({parts}) …").format(nodes=count_text(len(counted)),
+                                              parts=", ".join(parts))
     objs = [obj for n in members for obj in n.objs]
-    return VNode(fid, "fold", "fold", [first, f"fold {fid}"], objs)
+    return VNode(fid, "fold", "fold", [first, _("fold {id}").format(id=fid)], objs)

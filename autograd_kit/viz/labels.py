@@ -2,7 +2,10 @@
 
 Labels are built as lists of lines of plain text; escaping for DOT happens
 later, in :mod:`autograd_kit.viz.dot`.  Numbers are short (4 significant
-digits) and big tensors are summarised, so a label stays a few lines long:
+digits) and big tensors are summarised, so a label stays a few lines long.
+The words in a label ("constant", "(freed)", "min … mean … max") are in the
+kit's current language (:mod:`autograd_kit.i18n`); names, numbers and code are
+not translated:
 
 >>> number(2.0, floating=True), number(0.123456, floating=True), number(3, floating=False)
 ('2.', '0.1235', '3')
@@ -11,9 +14,32 @@ digits) and big tensors are summarised, so a label stays a few lines long:
 """
 from __future__ import annotations
 
+import unicodedata
+
+from ..i18n import N_, _, ngettext
 from . import access
 
 SMALL = 6  # tensors with at most this many elements show every value
+
+#: why a saved value can't be shown (:class:`~autograd_kit.viz.access.Unavailable`'s
+#: reasons), as a label says it
+REASONS = {"freed": N_("(freed)"), "modified": N_("(modified)"),
+           "unavailable": N_("(unavailable)")}
+
+
+def reason_text(marker: access.Unavailable) -> str:
+    """``"(freed)"``, in the current language."""
+    word = REASONS.get(marker.reason)
+    return _(word) if word else f"({marker.reason})"
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced font: Chinese characters take two.
+
+    >>> width("grad"), width("保存的张量")
+    (4, 10)
+    """
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def number(v, floating: bool) -> str:
@@ -48,12 +74,13 @@ def values_text(arr) -> tuple[str, bool]:
         if arr.size <= SMALL:
             return _nested(arr.tolist(), floating), True
         if kind == "c":
-            return f"{arr.size} complex values", False
+            n = int(arr.size)
+            return ngettext("{n} complex value", "{n} complex values", n).format(n=n), False
         lo, mean, hi = arr.min().item(), float(arr.mean()), arr.max().item()
     except Exception:
         return "?", True
-    return (f"min {number(lo, floating)}  mean {number(mean, True)}  "
-            f"max {number(hi, floating)}"), False
+    return _("min {min}  mean {mean}  max {max}").format(
+        min=number(lo, floating), mean=number(mean, True), max=number(hi, floating)), False
 
 
 def tensor_lines(t, name: str, show_values: bool, show_grads: bool) -> list[str]:
@@ -83,10 +110,11 @@ def tensor_lines(t, name: str, show_values: bool, show_grads: bool) -> list[str]
 
 def saved_lines(t, names: list[str], var_name: str, show_values: bool) -> list[str]:
     """A saved-tensor box: which saved slots hold it (``self``, ``other``...), its
-    variable name when known, shape and values.  ``t`` None means it was freed."""
+    variable name when known, shape and values.  An :class:`access.Unavailable`
+    ``t`` is one that can't be read any more: the box says why (``"(freed)"``)."""
     head = ", ".join(names) + (f" ({var_name})" if var_name else "")
     if isinstance(t, access.Unavailable):
-        return [head, f"({t.reason})"]
+        return [head, reason_text(t)]
     return tensor_lines(t, head, show_values, show_grads=False)
 
 
@@ -96,25 +124,41 @@ def constant_lines(value, name: str = "") -> list[str]:
     ``["3"]`` for the number 3, ``["c · [5., 6.]"]`` for a small tensor named
     ``c``, name (or "constant"), shape and summary for a big one, and
     ``["constant"]`` when the value was not kept (``value`` is not a number or a
-    tensor)."""
+    tensor); "constant" is in the current language."""
     if isinstance(value, (bool, int, float, complex)):
         return [number(value, isinstance(value, (float, complex)))]
     if not access.is_tensor(value):
-        return [name or "constant"]
+        return [name or _("constant")]
     text, small = values_text(access.host_array(value))
     if small:
         return [f"{name} · {text}" if name else text]
-    return [name or "constant", shape_text(access.shape_of(value)), text]
+    return [name or _("constant"), shape_text(access.shape_of(value)), text]
 
 
 def _attr_text(value) -> str:
     if isinstance(value, access.Unavailable):
-        return f"({value.reason})"
+        return reason_text(value)
     if access.is_tensor(value):
-        return "[saved tensor]"
+        return _("[saved tensor]")
     if isinstance(value, (tuple, list)) and any(access.is_tensor(v) for v in value):
-        return "[saved tensors]"
+        return _("[saved tensors]")
     return str(value)
+
+
+def _cut(text: str, columns: int) -> str:
+    """``text`` in at most ``columns`` columns, ending in "..." when cut."""
+    if width(text) <= columns:
+        return text
+    kept = ""
+    for c in text:
+        if width(kept + c) > columns - 3:
+            break
+        kept += c
+    return kept + "..."
+
+
+def _pad(text: str, columns: int) -> str:
+    return text + " " * (columns - width(text))
 
 
 def op_lines(fn, title: str, show_attrs: bool, max_attr_chars: int) -> list[str]:
@@ -125,12 +169,7 @@ def op_lines(fn, title: str, show_attrs: bool, max_attr_chars: int) -> list[str]
     attrs = {n: _attr_text(access.saved_value(fn, n)) for n in access.saved_names(fn)}
     if not attrs:
         return [title]
-    width = max(max_attr_chars, 3)
-    key_w = max(len(k) for k in attrs)
-    val_w = min(max(len(v) for v in attrs.values()), width)
-
-    def cut(text: str) -> str:
-        return text[:val_w - 3] + "..." if len(text) > val_w else text
-
-    rows = [f"{k:<{key_w}}: {cut(v):<{val_w}}" for k, v in attrs.items()]
-    return [title, "-" * max(key_w + val_w + 2, len(title)), *rows]
+    key_w = max(width(k) for k in attrs)
+    val_w = min(max(width(v) for v in attrs.values()), max(max_attr_chars, 3))
+    rows = [f"{_pad(k, key_w)}: {_pad(_cut(v, val_w), val_w)}" for k, v in attrs.items()]
+    return [title, "-" * max(key_w + val_w + 2, width(title)), *rows]

