@@ -4,6 +4,7 @@
     python lessons/editions.py --extract       # add what is new in English to the
                                                # translation files (nothing is lost)
     python lessons/editions.py --status        # what is missing or stale, per file
+    python lessons/editions.py --status -v     # ... and each missing or stale entry
 
 The English notebook is the one source of the code.  An edition is the English
 notebook with
@@ -15,7 +16,14 @@ notebook with
   translation;
 * in code cells, only comments and string literals replaced (``"code"`` maps the
   exact English token, quotes and ``#`` included, to its translation); every
-  other token is the English one, which ``tests/test_editions.py`` checks;
+  other token is the English one, which ``tests/test_editions.py`` checks.
+  A literal that must stay as it is (a name like ``"cpu"`` or ``"x"``, a dict
+  key, a colour, a regular expression matched against PyTorch's English
+  message) is listed under ``"keep"``.  Every comment and every string literal
+  with a letter in its text (for an f-string: in its text outside the ``{...}``
+  fields or in a string inside one) is either translated or kept, so a changed
+  English comment or message shows up as *untranslated* instead of silently
+  printing English (``--status -v`` lists them);
 * a first code cell that makes the kit's widgets and explanations speak the
   edition's language, and a line of links to the lesson in the other languages.
 
@@ -24,6 +32,7 @@ is stored is what that edition prints.
 """
 from __future__ import annotations
 
+import ast
 import io
 import json
 import re
@@ -86,9 +95,34 @@ def literal_spans(source: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def is_prose(text: str) -> bool:
-    """Comments, and string literals with a space in them, are worth translating."""
-    return text.startswith("#") or (" " in text and re.search(r"[A-Za-z]", text) is not None)
+def readable_text(literal: str) -> str:
+    """The words a learner reads in a comment or string literal: the comment, or
+    the string's text; for an f-string, its text outside the ``{...}`` fields and
+    the strings inside them (``f"{'pieces':>6}"``), not the format specs."""
+    if literal.startswith("#"):
+        return literal
+    try:
+        node = ast.parse(literal.strip(), mode="eval").body
+    except SyntaxError:
+        return literal
+    if isinstance(node, ast.JoinedStr):
+        words = []
+        for part in node.values:
+            inner = [part] if isinstance(part, ast.Constant) else ast.walk(part.value)
+            words += [n.value for n in inner
+                      if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        return " ".join(words)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+        value = node.value
+        return value if isinstance(value, str) else value.decode("latin-1")
+    return literal
+
+
+def needs_decision(literal: str) -> bool:
+    """Whether a translator must say what becomes of ``literal``: translate it
+    (``"code"``) or keep it (``"keep"``).  Literals without a letter in their text
+    (``""``, ``" → "``, ``f"{x:.3f}"``) have nothing to translate."""
+    return re.search(r"[^\W\d_]", readable_text(literal)) is not None
 
 
 def translate_code(source: str, table: dict[str, str | None]) -> str:
@@ -120,11 +154,13 @@ def save(lang: str, lesson: Path, data: dict) -> None:
 
 def extract(lang: str, lesson: Path) -> dict:
     """The translation file of ``lesson``, with an entry (``"text": null``) for
-    every English markdown cell and prose literal it lacks; existing entries are
-    kept, and a changed English cell keeps its old ``"en"`` so it reads as stale."""
+    every English markdown cell and an entry (``null``) for every code literal
+    that needs a decision which it lacks; existing entries are kept, and a
+    changed English cell keeps its old ``"en"`` so it reads as stale."""
     data = load(lang, lesson)
     nb = nbformat.read(lesson, as_version=4)
     cells, code = data.setdefault("cells", {}), data.setdefault("code", {})
+    keep = set(data.get("keep", []))
     for cell in nb.cells:
         if cell.get("id") == LANGUAGES_CELL:
             continue
@@ -132,24 +168,44 @@ def extract(lang: str, lesson: Path) -> dict:
             cells.setdefault(cell.id, {"en": cell.source, "text": None})
         elif cell.cell_type == "code":
             for _s, _e, text in literal_spans(cell.source):
-                if is_prose(text):
+                if needs_decision(text) and text not in keep:
                     code.setdefault(text, None)
     return data
 
 
 def problems(lang: str, lesson: Path) -> list[str]:
-    """What keeps the edition of ``lesson`` from being complete and current."""
+    """What keeps the edition of ``lesson`` from being complete and current: a
+    markdown cell not translated or stale, a code literal neither translated nor
+    kept, and entries that no English code cell holds any more (left behind when
+    the English text changed)."""
     data = load(lang, lesson)
     nb = nbformat.read(lesson, as_version=4)
-    out = []
+    code = data.get("code", {})
+    keep = data.get("keep", [])
+    out, seen = [], set()
     for cell in nb.cells:
-        if cell.cell_type != "markdown" or cell.get("id") == LANGUAGES_CELL:
+        if cell.get("id") == LANGUAGES_CELL:
             continue
-        entry = data.get("cells", {}).get(cell.id)
-        if not entry or not entry.get("text"):
-            out.append(f"cell {cell.id}: not translated")
-        elif entry.get("en") != cell.source:
-            out.append(f"cell {cell.id}: stale (the English cell changed since)")
+        if cell.cell_type == "markdown":
+            entry = data.get("cells", {}).get(cell.id)
+            if not entry or not entry.get("text"):
+                out.append(f"cell {cell.id}: not translated")
+            elif entry.get("en") != cell.source:
+                out.append(f"cell {cell.id}: stale (the English cell changed since)")
+        elif cell.cell_type == "code":
+            for _s, _e, text in literal_spans(cell.source):
+                if text in seen:
+                    continue
+                seen.add(text)
+                if not needs_decision(text):
+                    continue
+                if text in keep and code.get(text) is not None:
+                    out.append(f"cell {cell.id}: code text both translated and kept: {text}")
+                elif code.get(text) is None and text not in keep:
+                    out.append(f"cell {cell.id}: untranslated code text: {text}")
+    for text in list(code) + list(keep):
+        if text not in seen:
+            out.append(f"no English code cell holds {text} any more: remove or update it")
     return out
 
 
@@ -251,6 +307,9 @@ def main(argv: list[str]) -> int:
                 bad += len(found)
                 print(f"{lang}/{lesson.stem}: " + ("complete" if not found else
                                                    f"{len(found)} to do"))
+                if "-v" in argv:
+                    for problem in found:
+                        print("    " + problem)
         return 1 if bad else 0
     paths = build_all([a for a in argv if not a.startswith("-")])
     print(f"{len(paths)} edition notebook(s) built")

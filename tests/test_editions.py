@@ -2,12 +2,16 @@
 
 An edition is built by ``lessons/editions.py`` from the English notebook and a
 translation file.  These tests fail when an edition's code drifts from the
-English code (comments and string literals aside), when a translation is missing
-or stale (its English cell changed since), or when a stored edition is not what
-the build makes from today's English notebook and translations.
+English code (comments, string literals and the text of f-strings aside; the
+``{...}`` fields of f-strings and python code shown in markdown count as code),
+when a translation is missing or stale (its English cell changed since, or a
+comment or message of an English code cell is neither translated nor listed as
+kept), or when a stored edition is not what the build makes from today's
+English notebook and translations.
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import io
 import re
@@ -30,17 +34,61 @@ _FENCE = re.compile(r"```python\n(.*?)```", re.S)
 
 
 def code_tokens(source: str) -> list[tuple[str, str]]:
-    """The tokens of ``source`` that carry meaning: comments, string literals
-    (f-strings whole) and layout left out."""
-    out, depth = [], 0
+    """The tokens of ``source`` that carry meaning: comments, string literals and
+    layout left out, but of an f-string the ``{...}`` fields kept (their
+    expressions as tokens, then any ``!conversion`` and ``:format``), in order;
+    only its text between the fields counts as words."""
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(pos):
+        return offsets[pos[0] - 1] + pos[1]
+
+    out, fstring_start = [], None
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         name = tokenize.tok_name[tok.type]
-        if name == "FSTRING_START":
+        if name == "FSTRING_START":                    # Python 3.12 and later
+            if fstring_start is None:
+                fstring_start, depth = tok.start, 0
             depth += 1
         elif name == "FSTRING_END":
             depth -= 1
-        elif depth == 0 and name not in _LAYOUT:
+            if depth == 0:
+                out += _fstring_fields(source[at(fstring_start):at(tok.end)])
+                fstring_start = None
+        elif fstring_start is not None:
+            continue
+        elif name == "STRING" and "f" in re.match(r"[A-Za-z]*", tok.string).group().lower():
+            out += _fstring_fields(tok.string)          # Python 3.11: one STRING token
+        elif name not in _LAYOUT:
             out.append((name, tok.string))
+    return out
+
+
+def _fstring_fields(literal: str) -> list[tuple[str, str]]:
+    """The ``{...}`` fields of one f-string literal, as tokens."""
+    return _fields(ast.parse(literal, mode="eval").body)
+
+
+def _fields(joined: ast.JoinedStr) -> list[tuple[str, str]]:
+    out = []
+    for part in joined.values:
+        if not isinstance(part, ast.FormattedValue):
+            continue                                    # the text between fields: words
+        out.append(("OP", "{"))
+        out += code_tokens(ast.unparse(part.value))
+        if part.conversion != -1:
+            out.append(("CONVERSION", "!" + chr(part.conversion)))
+        if part.format_spec is not None:
+            out.append(("OP", ":"))
+            for spec in part.format_spec.values:
+                if isinstance(spec, ast.Constant):
+                    out.append(("FORMAT_SPEC", spec.value))
+                else:
+                    out += _fields(ast.JoinedStr(values=[spec]))
+        out.append(("OP", "}"))
     return out
 
 
@@ -52,7 +100,17 @@ def test_token_comparison_sees_code_and_ignores_words():
     english = 'print("the gradient is", x.grad)  # as expected\n'
     assert code_tokens(english) == code_tokens('print("梯度是", x.grad)  # 与预期一致\n')
     assert code_tokens(english) != code_tokens('print("the gradient is", x.data)\n')
-    assert code_tokens('f"{a} и {b}"') == code_tokens('f"{b} and {a}"')
+    # an f-string's text is words, its fields are code
+    assert code_tokens('f"{a} и {b}"') == code_tokens('f"{a} and {b}"')
+    assert code_tokens('f"{a} и {b}"') != code_tokens('f"{b} and {a}"')
+    assert code_tokens('f"{x.grad:.3f}"') != code_tokens('f"{x.data:.3f}"')
+    assert code_tokens('f"{x!r:>5}"') != code_tokens('f"{x!s:>5}"')
+    assert code_tokens('f"{x:>5}"') != code_tokens('f"{x:>6}"')
+    assert code_tokens('f"{x:{w}}"') != code_tokens('f"{x:{v}}"')
+    # strings inside a field are words too (a table header like {'b is':20})
+    assert code_tokens("f\"{'b is':20} | {n:>3}\"") == code_tokens("f\"{'b 的来历':20} | {n:>3}\"")
+    assert code_tokens('print(f"{a}")') == [("NAME", "print"), ("OP", "("), ("OP", "{"),
+                                            ("NAME", "a"), ("OP", "}"), ("OP", ")")]
 
 
 def test_every_lesson_has_both_editions():
@@ -76,11 +134,19 @@ def test_edition_code_is_the_english_code(lang, lesson):
             assert code_tokens(cell.source) == code_tokens(twin.source), \
                 f"{lang}/{lesson.name} cell {cell.id}: code differs from the English cell"
             assert cell.metadata.get("tags", []) == twin.metadata.get("tags", []), cell.id
-        elif "solution" in twin.metadata.get("tags", []):
+            # a collapsed input (the exercise checks) is collapsed in the edition too
+            assert cell.metadata.get("jupyter", {}) == twin.metadata.get("jupyter", {}), cell.id
+        elif cell.cell_type == "markdown" and cell.id != editions.LANGUAGES_CELL:
+            # python code shown in the text (a folded solution, a task to copy)
             ours, theirs = _FENCE.findall(cell.source), _FENCE.findall(twin.source)
-            assert len(ours) == len(theirs) == 1, f"{cell.id}: one python fence expected"
-            assert code_tokens(ours[0]) == code_tokens(theirs[0]), \
-                f"{lang}/{lesson.name} solution {cell.id}: code differs from the English one"
+            assert len(ours) == len(theirs), \
+                f"{lang}/{lesson.name} cell {cell.id}: {len(ours)} python fence(s), " \
+                f"the English cell has {len(theirs)}"
+            if "solution" in twin.metadata.get("tags", []):
+                assert len(ours) == 1, f"{cell.id}: one python fence expected"
+            for mine, english_code in zip(ours, theirs):
+                assert code_tokens(mine) == code_tokens(english_code), \
+                    f"{lang}/{lesson.name} cell {cell.id}: python code differs from the English one"
 
 
 @pytest.mark.parametrize("lang, lesson", PAIRS)
@@ -144,3 +210,51 @@ def test_changed_english_cell_reads_as_stale(tmp_path, monkeypatch):
     nbformat.write(nb, lesson)
     editions.save("zh", lesson, editions.extract("zh", lesson))
     assert editions.problems("zh", lesson) == ["cell c1: stale (the English cell changed since)"]
+
+
+def test_every_code_literal_is_translated_or_kept(tmp_path, monkeypatch):
+    """A comment or message in a code cell is translated or listed as kept; when
+    the English one changes, the new text reads as untranslated and the old entry
+    as left behind (instead of the edition quietly printing the new English)."""
+    lesson = tmp_path / "01_x.ipynb"
+    title, code = nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell(
+        'x = ak.tensor(1.0, device="cpu")  # move it\nprint(f"{x.item():>4} done", "::")\n')
+    title.id, code.id = "c1", "c2"
+    nb = nbformat.v4.new_notebook(cells=[title, code])
+    nbformat.write(nb, lesson)
+    monkeypatch.setattr(editions, "HERE", tmp_path)
+    data = editions.extract("zh", lesson)
+    assert data["code"] == {'"cpu"': None, "# move it": None, 'f"{x.item():>4} done"': None}
+    data["cells"]["c1"]["text"] = "# 标题"
+    editions.save("zh", lesson, data)
+    assert editions.problems("zh", lesson) == [
+        'cell c2: untranslated code text: "cpu"', "cell c2: untranslated code text: # move it",
+        'cell c2: untranslated code text: f"{x.item():>4} done"']
+    data["code"] = {"# move it": "# 移过去", 'f"{x.item():>4} done"': 'f"{x.item():>4} 完成"'}
+    data["keep"] = ['"cpu"']
+    editions.save("zh", lesson, data)
+    assert editions.problems("zh", lesson) == []
+    built = editions.build("zh", lesson)
+    assert built.cells[-1].source == \
+        'x = ak.tensor(1.0, device="cpu")  # 移过去\nprint(f"{x.item():>4} 完成", "::")\n'
+    data["code"]['"cpu"'] = '"中央处理器"'
+    editions.save("zh", lesson, data)
+    assert editions.problems("zh", lesson) == [
+        'cell c2: code text both translated and kept: "cpu"']
+    del data["code"]['"cpu"']
+    editions.save("zh", lesson, data)
+    code.source = code.source.replace("# move it", "# move it there")
+    nbformat.write(nb, lesson)
+    assert editions.problems("zh", lesson) == [
+        "cell c2: untranslated code text: # move it there",
+        "no English code cell holds # move it any more: remove or update it"]
+    editions.save("zh", lesson, editions.extract("zh", lesson))
+    assert editions.load("zh", lesson)["code"]["# move it there"] is None
+
+
+def test_needs_decision_skips_literals_without_words():
+    for nothing in ('""', '" → "', '"::"', 'f"{x:.3f}"', 'f"{a} | {b}"', '"\\n"', '"..."'):
+        assert not editions.needs_decision(nothing), nothing
+    for words in ('"cpu"', "# float32", 'f"{a} and {b}"', 'r"is at version (\\d+)"', '"梯度"',
+                  "f\"{'b is':20} {n:>5}\""):
+        assert editions.needs_decision(words), words

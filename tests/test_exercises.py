@@ -2,12 +2,15 @@
 
 Part 1 tests ``autograd_kit.exercises`` itself: what ``check`` prints for an open,
 a wrong and a right answer, and what ``backward_problem`` says about a custom
-Function's backward.  Part 2 reads the lesson notebooks: the three-cell convention
-holds, an untouched run shows every exercise open, and the folded solutions,
-swapped into their exercise cells, make every check answer "correct".
+Function's backward.  Part 2 reads the lesson notebooks, English and the Chinese
+and Russian editions: the three-cell convention holds (the check cell's source
+folded away), an untouched run shows every exercise open, and the folded
+solutions, swapped into their exercise cells, make every check answer "correct".
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import re
 from pathlib import Path
@@ -16,12 +19,16 @@ import nbformat
 import pytest
 
 import autograd_kit as ak
-from autograd_kit import exercises
+from autograd_kit import exercises, i18n
 from autograd_kit.autograd import Function
 from autograd_kit.exercises import backward_problem, check, mismatch
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 LESSON_PATHS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+LANGUAGES = ("en", "zh", "ru")
+#: every lesson in every language: the English ones, then each edition's
+ALL_LESSON_PATHS = LESSON_PATHS + [p for lang in LANGUAGES[1:]
+                                   for p in sorted((LESSONS / lang).glob("[0-9][0-9]_*.ipynb"))]
 FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 
@@ -236,8 +243,12 @@ def read(path):
     return nbformat.read(path, as_version=4)
 
 
+def language_of(path) -> str:
+    return path.parent.name if path.parent != LESSONS else "en"
+
+
 def lesson_id(path):
-    return path.name[:2]
+    return f"{language_of(path)}/{path.name[:2]}"
 
 
 def solution_code(sol) -> str:
@@ -251,12 +262,16 @@ def stdout_of(cell) -> str:
                    if o.get("output_type") == "stream" and o.get("name") == "stdout")
 
 
-@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+@pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_exercise_convention_holds(path):
     nb = read(path)
     for i, ex, chk, sol in exercise_triples(nb):
         assert "..." in ex.source, f"{path.name} cell {i}: the exercise cell has no ... to replace"
         assert "check(" in chk.source, f"{path.name} cell {i + 1}: the check cell calls no check()"
+        # the check's why= text is the worked answer: its source starts folded
+        # away in JupyterLab, so the learner sees the verdict, not the answer
+        assert chk.metadata.get("jupyter", {}).get("source_hidden") is True, \
+            f"{lesson_id(path)} cell {i + 1}: the check cell's source is not collapsed"
         code = solution_code(sol)
         assert "..." not in code.replace('"..."', ""), \
             f"{path.name} cell {i + 2}: the solution still has ..."
@@ -267,13 +282,30 @@ def test_exercise_convention_holds(path):
     assert sum("solution" in tags(c) for c in nb.cells) == n
 
 
-@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+def open_words(lang: str) -> str:
+    """How ``check`` says, in ``lang``, that an exercise is open: the first
+    sentence after the exercise's title (``": not answered yet."``)."""
+    marker = "\x00TITLE\x00"
+    printed = io.StringIO()
+    with i18n.language(lang), contextlib.redirect_stdout(printed):
+        exercises.check(marker, ...)
+    after_title = printed.getvalue().split(marker, 1)[1]
+    return re.match(r"[^.。]*[.。]", after_title).group(0)
+
+
+def test_open_words_are_in_each_language():
+    assert open_words("en") == f": {exercises.OPEN}."
+    assert len({open_words(lang) for lang in LANGUAGES}) == len(LANGUAGES)
+
+
+@pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_stored_checks_show_the_exercises_open(path):
+    lang = language_of(path)
     for i, _ex, chk, _sol in exercise_triples(read(path)):
         out = stdout_of(chk)
-        assert exercises.OPEN in out, (
-            f"{path.name} cell {i + 1}: the stored check output should say "
-            f"'{exercises.OPEN}' (regenerate the lesson with its exercises untouched), got {out!r}")
+        assert open_words(lang) in out, (
+            f"{lesson_id(path)} cell {i + 1}: the stored check output should say the exercise "
+            f"is open, in {lang} (regenerate the lesson with its exercises untouched), got {out!r}")
 
 
 WITH_EXERCISES = [p for p in LESSON_PATHS if exercise_triples(read(p))]
@@ -282,7 +314,11 @@ WITH_EXERCISES = [p for p in LESSON_PATHS if exercise_triples(read(p))]
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=lesson_id)
 def test_solutions_make_every_check_correct(path):
     """Swap each folded solution into its exercise cell, run the lesson in a fresh
-    kernel (this environment, from ``lessons/``) and read every check's answer."""
+    kernel (this environment, from ``lessons/``) and read every check's answer.
+
+    English lessons only: an edition's code cells and solution fences are the
+    English ones token for token, comments and strings aside
+    (``tests/test_editions.py``), so running them again would prove nothing new."""
     from nbclient import NotebookClient
     nb = read(path)
     triples = exercise_triples(nb)
@@ -296,9 +332,7 @@ def test_solutions_make_every_check_correct(path):
             f"{path.name} cell {i + 1}: with the solution in place the check says {out!r}")
 
 
-# MERGE NOTE: lessons 01-12 are being converted to the exercise convention on other
-# branches. Until those are merged this test fails for each of them, on purpose:
-# every lesson but the index must end up with at least one exercise.
+# every lesson but the index has at least one exercise
 @pytest.mark.parametrize("path", [p for p in LESSON_PATHS if not p.name.startswith("00")],
                          ids=lesson_id)
 def test_every_lesson_has_an_exercise(path):

@@ -1,11 +1,8 @@
 """What every lesson notebook must satisfy besides running: pictures that a screen
 reader can describe, a link from the index, and stored outputs that are what a run
 prints, with no machine's paths in them and nothing nbval could trip over on
-another machine.
-
-Lessons 01-12 are being reworked on other branches (pictures with alt text
-among other things); until that work is merged some of them fail the alt-text
-tests here, on purpose.
+another machine.  The checks of what a notebook holds cover the English lessons
+and the Chinese and Russian editions alike.
 """
 from __future__ import annotations
 
@@ -21,6 +18,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ROOT / "lessons"
 LESSON_PATHS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+LANGUAGE_FOLDERS = {"en": LESSONS, "zh": LESSONS / "zh", "ru": LESSONS / "ru"}
+#: every lesson in every language: the English ones, then each edition's
+ALL_LESSON_PATHS = [p for folder in LANGUAGE_FOLDERS.values()
+                    for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
 SANITIZE_CFG = ROOT / "tests" / "nbval_sanitize.cfg"
 
 PICTURES = ("image/png", "image/jpeg", "image/svg+xml")
@@ -29,7 +30,14 @@ GRAPHVIZ_TITLE = re.compile(r"%\d+|[A-Za-z]?\d+|.*(->|&#45;&gt;|--).*")
 
 
 def lesson_id(path):
-    return path.name[:2]
+    lang = path.parent.name if path.parent != LESSONS else "en"
+    return f"{lang}/{path.name[:2]}"
+
+
+def test_every_language_has_every_lesson():
+    for lang, folder in LANGUAGE_FOLDERS.items():
+        assert [p.name for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))] == \
+            [p.name for p in LESSON_PATHS], lang
 
 
 def read(path):
@@ -63,9 +71,9 @@ def svg_alt(svg: str) -> str:
     """The SVG's own description: aria-label on the root element, or its first
     <title> unless Graphviz made that up."""
     root = re.search(r"<svg\b[^>]*>", svg)
-    label = re.search(r'aria-label="([^"]*)"', root.group(0)) if root else None
-    if label and label.group(1).strip():
-        return label.group(1).strip()
+    label = re.search(r"""aria-label=(["'])(.*?)\1""", root.group(0), re.DOTALL) if root else None
+    if label and label.group(2).strip():
+        return label.group(2).strip()
     title = re.search(r"<title>(.*?)</title>", svg, re.DOTALL)
     if title and title.group(1).strip() and not GRAPHVIZ_TITLE.fullmatch(title.group(1).strip()):
         return title.group(1).strip()
@@ -79,9 +87,26 @@ def test_svg_alt_reads_labels_and_skips_graphviz_titles():
     for made_up in ("%3", "n0", "n1&#45;&gt;n0", "G1"):
         assert svg_alt(f"<svg><title>{made_up}</title></svg>") == ""
     assert svg_alt('<svg aria-label=" "></svg>') == ""
+    assert svg_alt("<svg width='3' aria-label='a chart'></svg>") == "a chart"
 
 
-@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+INLINE_SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL | re.IGNORECASE)
+
+
+def html_svgs_without_alt(html: str) -> list[str]:
+    """The ``<svg>`` pictures inside an HTML output that describe nothing."""
+    return [svg for svg in INLINE_SVG.findall(html) if not svg_alt(svg)]
+
+
+def test_inline_svg_in_html_needs_a_label_or_title():
+    chart = "<div><p>Loss</p><svg width='340'><rect/><text>x</text></svg></div>"
+    assert html_svgs_without_alt(chart) == ["<svg width='340'><rect/><text>x</text></svg>"]
+    assert html_svgs_without_alt(chart.replace("<svg ", "<svg aria-label='loss per step' ")) == []
+    assert html_svgs_without_alt(chart.replace("<rect/>", "<title>loss per step</title>")) == []
+    assert html_svgs_without_alt("<svg><title>%3</title></svg>") != []
+
+
+@pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_image_outputs_have_alt_text(path):
     missing = []
     for index, out in outputs(read(path)):
@@ -93,6 +118,9 @@ def test_image_outputs_have_alt_text(path):
                 alt = svg_alt(out["data"][mime])
             if not alt:
                 missing.append(f"cell {index} ({mime})")
+        html = out.get("data", {}).get("text/html", "")
+        html = "".join(html) if isinstance(html, list) else html
+        missing += [f"cell {index} (<svg> in text/html)" for _svg in html_svgs_without_alt(html)]
     assert not missing, f"{path.name}: pictures without alt text: {', '.join(missing)}"
 
 
@@ -100,7 +128,7 @@ MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)]*)\)")
 HTML_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+@pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_markdown_images_have_alt_text(path):
     missing = []
     for index, cell in enumerate(read(path).cells):
@@ -119,12 +147,13 @@ def test_markdown_images_have_alt_text(path):
 
 # --- the index links every lesson ------------------------------------------------------
 
-@pytest.mark.parametrize("path", [p for p in LESSON_PATHS if not p.name.startswith("00")],
+@pytest.mark.parametrize("path", [p for p in ALL_LESSON_PATHS if not p.name.startswith("00")],
                          ids=lesson_id)
 def test_every_lesson_is_linked_from_the_index(path):
-    index = "\n".join(c.source for c in read(LESSONS / "00_index.ipynb").cells
+    """Each language's index links each lesson of that language, beside it."""
+    index = "\n".join(c.source for c in read(path.parent / "00_index.ipynb").cells
                       if c.cell_type == "markdown")
-    assert f"]({path.name})" in index, f"00_index.ipynb has no link to {path.name}"
+    assert f"]({path.name})" in index, f"{lesson_id(path)[:2]}/00_index.ipynb has no link to {path.name}"
 
 
 # --- stored outputs: what a run prints, no machine paths ------------------------------
@@ -147,7 +176,7 @@ def output_texts(out):
             yield value
 
 
-@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+@pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_stored_outputs_hold_no_machine_paths(path):
     found = [f"cell {index}: {p}" for index, out in outputs(read(path))
              for text in output_texts(out) for p in machine_paths() if p in text]
@@ -227,7 +256,7 @@ def test_tidy_keeps_every_frame_and_changes_only_machine_directories():
     assert str(ROOT) not in "".join(error.traceback)
 
 
-@pytest.mark.parametrize("path", LESSON_PATHS, ids=lesson_id)
+@pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_stored_errors_keep_their_traceback(path):
     """An error output shows what the learner sees: the frames and, last, the
     error line itself (nothing was cut away when it was stored)."""

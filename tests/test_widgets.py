@@ -485,3 +485,155 @@ def test_legend_explains_the_dashed_saved_tensor_lines():
     assert "dashed" in marks.legend_html().split("border-top:")[1].split(";")[0]
     x, w, loss = small_graph()
     assert marks.legend_html() in BackwardStepper(loss)._repr_mimebundle_()["text/html"]
+
+
+def test_accumulation_chart_has_an_escaped_accessible_name():
+    hostile = "<img src=x onerror=alert(1)>'"
+    d = AccumulationDemo(x_value=2.0, label=hostile)
+    d.backward_button.click()
+    chart = d.chart.value
+    svg = re.search(r"<svg[^>]*>", chart).group(0)
+    assert 'role="img"' in svg
+    label = re.search(r'aria-label="([^"]*)"', svg).group(1)
+    title = re.search(r"<title>(.*?)</title>", chart).group(1)
+    assert label == title and "x.grad after each click" in title and "12" in title
+    assert "<img" not in chart and "&lt;img src=x onerror=alert(1)&gt;&#x27;" in title
+
+
+# -- hooks that give another gradient ---------------------------------------------------
+def hooked_graph(kind):
+    """``[1, 2] + [1, 2]`` arrive at y's node; a tensor hook doubles the sum, a
+    node pre-hook multiplies it by 5, or a hook returns an equal copy."""
+    x = ak.tensor([1.0, 2.0], requires_grad=True)
+    c = ak.tensor([1.0, 2.0])
+    y = x * 1.0
+    if kind == "tensor hook":
+        y.register_hook(lambda g: g * 2)
+    elif kind == "node pre-hook":
+        y.grad_fn.register_prehook(lambda gs: (gs[0] * 5,))
+    else:
+        y.register_hook(lambda g: g * 1)
+    return x, y, (y * c + y * c).sum()
+
+
+@pytest.mark.parametrize("kind, hooked, grad", [
+    ("tensor hook", "[4., 8.]", [4.0, 8.0]),
+    ("node pre-hook", "[10., 20.]", [10.0, 20.0]),
+    ("equal copy", None, [2.0, 4.0]),
+])
+def test_panel_shows_the_sum_then_what_a_hook_made_of_it(kind, hooked, grad):
+    x, y, loss = hooked_graph(kind)
+    s = BackwardStepper(loss, names={"x": x, "y": y})
+    for _ in range(s.total):  # to the step of y.grad_fn
+        s.step()
+        if s.current.node is y.grad_fn:
+            break
+    assert s.current.node is y.grad_fn
+    panel = text(s.panel.value)
+    assert "2 contributions summed: g = [1., 2.] + [1., 2.] = [2., 4.]" in panel
+    assert s.current.before_hooks is not None  # the engine saw a hook return a gradient
+    np.testing.assert_array_equal(s.current.before_hooks.numpy(), [2.0, 4.0])
+    if hooked is None:
+        assert "A hook changed" not in panel  # the same numbers: nothing to say
+    else:
+        assert f"A hook changed g to {hooked}: that is the gradient that flowed on." in panel
+    s.run()
+    assert all(st.before_hooks is None for st in s.steps if st.node is not y.grad_fn)
+    x2, _y2, loss2 = hooked_graph(kind)
+    loss2.backward()
+    assert x.grad.tolist() == x2.grad.tolist() == grad
+
+
+def test_no_hook_no_before_hooks():
+    x, _w, loss = small_graph()
+    steps = list(ak.autograd.backward_steps(loss))
+    assert steps and all(st.before_hooks is None for st in steps)
+    assert x.grad is not None
+
+
+def test_saved_tensor_drawn_as_freed_is_grey_at_every_step():
+    from autograd_kit.widgets import marks
+    x = ak.tensor([1.0, 2.0], requires_grad=True)
+    w = ak.tensor([3.0, 4.0], requires_grad=True)
+    b = (x * w).sin()
+    b.sum().backward()  # frees what MulBackward0 and SinBackward0 saved
+    s = BackwardStepper((b * x).sum(), names={"x": x, "w": w})
+    drawn = {n.id: n.lines[-1] == "(freed)" for n in s._graph.nodes if n.kind == "saved"}
+    assert any(drawn.values()) and not all(drawn.values())
+    for _ in range(2):
+        styles = marks.styles(s._graph, s.steps, s._saved_boxes)
+        assert {b: styles.get(b) is marks.FREED for b in drawn} == drawn
+        s.step()
+
+
+def test_a_grad_the_user_holds_is_left_alone_and_given_back():
+    x, w, loss = small_graph()
+    x.grad = ak.tensor(10.0)
+    held = x.grad
+    s = BackwardStepper(loss)  # its counting pass must not add into held either
+    assert x.grad is held and held.item() == 10.0
+    s.run()
+    x2, _w2, loss2 = small_graph()
+    x2.grad = ak.tensor(10.0)
+    loss2.backward()
+    assert x.grad.item() == x2.grad.item() != 10.0 and held.item() == 10.0
+    s.reset()
+    assert x.grad is held and held.item() == 10.0 and w.grad is None
+
+
+def test_a_refused_leaf_change_is_explained_by_the_lost_accumulate_grad():
+    """Recording ``x += 1`` would give the leaf a grad_fn: it would stop being a
+    leaf and lose its AccumulateGrad, where .grad lands (lessons 07 and 08)."""
+    from autograd_kit.widgets._common import explain
+    d = InplaceDemo()
+    errs = [d.attempt("leaf").error]
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        x.add_(1)
+    errs.append(info.value)
+    for words in [text(explain(err)) for err in errs] + [text(d.report.value)]:
+        assert "grad_fn" in words and "stop being a leaf" in words
+        assert "AccumulateGrad" in words and "fills .grad" in words
+        assert "no longer exists" not in words and "would describe" not in words
+
+
+def test_the_stepper_gives_the_versions_of_a_changed_saved_pytorch_tensor():
+    torch = pytest.importorskip("torch")
+    from autograd_kit.widgets._common import explain
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1
+    b = a * a  # MulBackward0 saves a (version 0)...
+    a.mul_(2)  # ...which is now at version 1
+    s = BackwardStepper(b.sum())
+    s.run()
+    status = text(s.status.value)
+    assert "PyTorch stopped at step 2" in status
+    # the stepper gives its root, so the node PyTorch's message does not name is found
+    assert "MulBackward0 saved 'other' for backward at version 0, but that tensor is now " \
+        "at version 1" in status
+    # without a root, the versions and the shape are still given
+    unnamed = text(explain(s._error, "PyTorch"))
+    assert "A tensor of shape (2) was saved for backward at version 0, but it is now at " \
+        "version 1" in unnamed and "PyTorch stopped instead" in unnamed
+
+
+def test_pytorch_and_kit_errors_get_the_same_words():
+    import functools
+    torch = pytest.importorskip("torch")
+    from autograd_kit.widgets._common import explain
+    words = {}
+    for lib in (ak, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward()
+        cases = {"graph_freed": y.backward, "non_scalar": (x * x).backward,
+                 "no_grad_fn": lib.ones(2).sum().backward,
+                 "grad_shape": functools.partial((x * x).backward, lib.ones(3))}
+        for kind, call in cases.items():
+            with pytest.raises(RuntimeError) as info:
+                call()
+            words[lib.__name__, kind] = text(explain(info.value)).split("message (")[0]
+    for kind in ("graph_freed", "non_scalar", "no_grad_fn", "grad_shape"):
+        assert words["autograd_kit", kind] == words["torch", kind]
+        assert "stopped with an error" not in words["torch", kind]
