@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
-from .graph import AccumulateGrad, grad_accumulator, next_node
+from .graph import AccumulateGrad, grad_accumulator, hook_result, next_node
 from .grad_mode import _anomaly
 from .grad_mode import _set as set_grad_mode
 from .grad_mode import is_grad_enabled
@@ -141,7 +141,7 @@ def _pre_hooks(node, g):
         for hook in list(hooks.get(0, ())):
             new = hook(g)
             if new is not None:
-                g = new
+                g = hook_result(hook, g, new)
     retained = None
     if node._retain is not None:
         t = node._retain()

@@ -187,6 +187,8 @@ NON_LEAF_GRAD_WARNING = (
     "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
 RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+HOOK_CHANGED_SIZE = "hook '{name}' has changed the size of value"
+HOOK_CHANGED_TYPE = "hook '{name}' has changed the type of value (was {was} got {got})"
 ONE_ELEMENT_ITEM = "a Tensor with {n} elements cannot be converted to Scalar"
 ONE_ELEMENT_SCALAR = "only one element tensors can be converted to Python scalars"  # float(t)
 CREATE_GRAPH_CYCLE = (

@@ -186,12 +186,27 @@ class AccumulateGrad(Node):
         for hook in list((self.variable._hooks or {}).values()):
             new = hook(grad)
             if new is not None:
-                grad = new
+                grad = hook_result(hook, grad, new)
         return grad
 
     def apply(self, grad, needed=None):
         self.variable._accumulate(self.run_hooks(grad))
         return ()
+
+
+def hook_result(hook, grad, new):
+    """``new``, the gradient a tensor hook returned in place of ``grad``, if it has
+    ``grad``'s shape and type; else PyTorch's error naming the hook.  The nodes
+    below expect exactly the gradient they would have got: a hook may change the
+    numbers, never the size or the type."""
+    if new.shape != grad.shape or new.dtype != grad.dtype:
+        from .tensor import type_name
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if new.shape != grad.shape:
+            raise RuntimeError(errors.HOOK_CHANGED_SIZE.format(name=name))
+        raise RuntimeError(errors.HOOK_CHANGED_TYPE.format(
+            name=name, was=type_name(grad._data), got=type_name(new._data)))
+    return new
 
 
 class SavedTensor:

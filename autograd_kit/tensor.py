@@ -53,12 +53,16 @@ def scalar_type_name(np_dtype) -> str:
     return _TYPE_NAMES[str(np_dtype)].removesuffix("Tensor")
 
 
+def type_name(data) -> str:
+    """``torch.FloatTensor`` (``torch.cuda.FloatTensor`` on the GPU): the legacy
+    type name PyTorch's messages use for an array's dtype and device."""
+    prefix = "torch.cuda." if backend.device_of(data).type == "cuda" else "torch."
+    return prefix + _TYPE_NAMES[backend.to_dtype(data.dtype).name]
+
+
 def type_description(data) -> str:
     """``[torch.FloatTensor [2, 3]]`` as in PyTorch's version error message."""
-    dev = backend.device_of(data)
-    name = _TYPE_NAMES[backend.to_dtype(data.dtype).name]
-    prefix = "torch.cuda." if dev.type == "cuda" else "torch."
-    return f"[{prefix}{name} [{', '.join(str(s) for s in data.shape)}]]"
+    return f"[{type_name(data)} [{', '.join(str(s) for s in data.shape)}]]"
 
 
 class Tensor:

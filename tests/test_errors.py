@@ -605,3 +605,89 @@ def test_autograd_grad_input_not_requiring_grad(device):
     raises(lambda: torch.autograd.grad((x * 2).sum(), [torch.ones(2, device=device)]),
            INPUT_NO_GRAD)
     assert x.grad is None
+
+
+DIM_CASES = {
+    "transpose": lambda m, x: x.transpose(0, 5),
+    "transpose of a 0-d tensor": lambda m, x: m.ones(()).transpose(0, 1),
+    "unsqueeze": lambda m, x: x.unsqueeze(5),
+    "unsqueeze of a 0-d tensor": lambda m, x: m.ones(()).unsqueeze(-2),
+    "permute dim": lambda m, x: x.permute(0, 5),
+    "permute length": lambda m, x: x.permute(0, 1, 2),
+    "squeeze": lambda m, x: x.squeeze(4),
+    "flatten": lambda m, x: x.flatten(0, 4),
+    "sum": lambda m, x: x.sum(dim=-3),
+}
+
+
+@pytest.mark.parametrize("case", DIM_CASES)
+def test_dimension_out_of_range_as_pytorch_says_it(case):
+    """A dimension outside the tensor is refused with PyTorch's exception and words
+    (numpy would wrap it around or accept it silently)."""
+    real = pytest.importorskip("torch")
+    make = DIM_CASES[case]
+    with pytest.raises(Exception) as theirs:
+        make(real, real.ones(2, 3))
+    with pytest.raises(Exception) as ours:
+        make(torch, torch.ones(2, 3))
+    assert type(theirs.value).__name__ == type(ours.value).__name__
+    assert str(ours.value) == str(theirs.value)
+
+
+HOOK_CASES = {
+    "size, on a computed tensor": (False, lambda m, g: m.ones(4)),
+    "size, on a leaf": (True, lambda m, g: m.ones(2)),
+    "type, on a leaf": (True, lambda m, g: g.double()),
+    "type, on a computed tensor": (False, lambda m, g: g.double()),
+}
+
+
+@pytest.mark.parametrize("case", HOOK_CASES)
+def test_a_hook_may_not_change_the_gradients_size_or_type(case):
+    """A tensor hook may return other numbers, never another shape or dtype:
+    PyTorch's error names the hook, and the leaf's .grad stays untouched."""
+    real = pytest.importorskip("torch")
+    on_leaf, replace = HOOK_CASES[case]
+
+    def attempt(m):
+        x = m.ones(3, requires_grad=True)
+        y = x * 2
+
+        def swap(g):
+            return replace(m, g)
+
+        (x if on_leaf else y).register_hook(swap)
+        with pytest.raises(RuntimeError) as err:
+            y.sum().backward()
+        assert x.grad is None
+        return str(err.value)
+
+    assert attempt(torch) == attempt(real)
+
+
+JOIN_CASES = {
+    "cat along 0": lambda m: m.cat([m.ones(2, 3), m.ones(3, 2)]),
+    "cat along 1": lambda m: m.cat([m.ones(2, 3), m.ones(3, 2)], 1),
+    "cat, third tensor": lambda m: m.cat([m.ones(2, 3), m.ones(2, 3), m.ones(3, 2)]),
+    "cat of different ranks": lambda m: m.cat([m.ones(2, 3), m.ones(3)]),
+    "cat of 0-d tensors": lambda m: m.cat([m.ones(()), m.ones(())]),
+    "cat of nothing": lambda m: m.cat([]),
+    "cat, dim out of range": lambda m: m.cat([m.ones(2, 3), m.ones(2, 3)], 5),
+    "stack": lambda m: m.stack([m.ones(2), m.ones(3)]),
+    "stack, third tensor": lambda m: m.stack([m.ones(2, 3), m.ones(2, 3), m.ones(3, 2)], 1),
+    "stack of nothing": lambda m: m.stack([]),
+    "mse_loss": lambda m: m.nn.functional.mse_loss(m.ones(2), m.ones(3)),
+}
+
+
+@pytest.mark.parametrize("case", JOIN_CASES)
+def test_joining_and_losses_refuse_shapes_as_pytorch_does(case):
+    real = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # mse_loss warns about the sizes first
+        with pytest.raises(Exception) as theirs:
+            JOIN_CASES[case](real)
+        with pytest.raises(Exception) as ours:
+            JOIN_CASES[case](torch)
+    assert (type(ours.value).__name__, str(ours.value)) == \
+        (type(theirs.value).__name__, str(theirs.value))

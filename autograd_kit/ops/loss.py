@@ -11,7 +11,7 @@ import math
 
 from .. import backend
 from ..tensor import Tensor
-from ._rules import as_tensor_pair, record, rule
+from ._rules import as_tensor_pair, check_broadcast, record, rule
 
 
 def reduce_loss(values, reduction: str):
@@ -26,7 +26,11 @@ def reduce_loss(values, reduction: str):
 
 def mse_loss(input, target, reduction: str = "mean"):
     x, y, dx, dy = as_tensor_pair(input, target)
-    diff = dx - dy
+    try:
+        diff = dx - dy
+    except ValueError:
+        check_broadcast(dx, dy)  # PyTorch's words for shapes that cannot broadcast
+        raise
     out = reduce_loss(diff * diff, reduction)
     return record(MseLossBackward0, backend.xp_of(out).asarray(out), (x, y), self=x, target=y,
                   reduction=reduction)

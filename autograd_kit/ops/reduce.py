@@ -18,17 +18,24 @@ from ..tensor import Tensor
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
+def wrap_dim(d: int, ndim: int) -> int:
+    """``d`` as a non-negative axis of a tensor with ``ndim`` dimensions (``-1`` is
+    the last); a 0-d tensor takes dims 0 and -1, as PyTorch allows.  Out of range:
+    PyTorch's ``IndexError``."""
+    n = builtins.max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
 def normalize_dims(dim, ndim: int) -> tuple:
     """``dim`` (int, tuple or None) as a sorted tuple of non-negative axes."""
     if dim is None or dim == ():
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    n = builtins.max(ndim, 1)
-    for d in dims:
-        if not -n <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-n}, {n - 1}], but got {d})")
-    return tuple(sorted(d % n for d in dims)) if ndim else ()
+    axes = [wrap_dim(d, ndim) for d in dims]
+    return tuple(sorted(axes)) if ndim else ()
 
 
 def _sum_dtype(a):

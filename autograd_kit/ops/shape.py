@@ -16,6 +16,7 @@ import builtins
 from ._rules import record, rule
 from .. import backend
 from ..tensor import Tensor
+from .reduce import wrap_dim
 
 
 def _view(node, x, out, view_fn, **saved):
@@ -63,9 +64,9 @@ def view(x, *shape):
 
 def flatten(x, start_dim=0, end_dim=-1):
     nd = x.ndim
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if nd == 0:
         return reshape(x, 1)
-    s, e = start_dim % nd, end_dim % nd
     if s == e:
         return x
     shape = x.shape
@@ -76,8 +77,7 @@ def flatten(x, start_dim=0, end_dim=-1):
 
 
 def transpose(x, dim0, dim1):
-    nd = builtins.max(x.ndim, 1)
-    d0, d1 = dim0 % nd, dim1 % nd
+    d0, d1 = wrap_dim(dim0, x.ndim), wrap_dim(dim1, x.ndim)
     return _view(TransposeBackward0, x, x._data.swapaxes(d0, d1) if x.ndim > 1 else x._data,
                  lambda a: a.swapaxes(d0, d1) if a.ndim > 1 else a, dim0=d0, dim1=d1)
 
@@ -89,7 +89,12 @@ def t(x):
 
 
 def permute(x, *dims):
-    dims = tuple(d % builtins.max(x.ndim, 1) for d in _shape_arg(dims))
+    dims = _shape_arg(dims)
+    if len(dims) != x.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, x.ndim) for d in dims)
     return _view(PermuteBackward0, x, x._data.transpose(dims), lambda a: a.transpose(dims),
                  dims=dims)
 
@@ -112,14 +117,14 @@ def squeeze(x, dim=None):
         return _view(SqueezeBackward0, x, out, lambda b, s=out.shape: b.reshape(s),
                      self_sym_sizes=a.shape)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = tuple(d % builtins.max(a.ndim, 1) for d in dims)
+    dims = tuple(wrap_dim(d, a.ndim) for d in dims)
     shape = [s for i, s in enumerate(a.shape) if not (i in dims and s == 1)]
     return _view(SqueezeBackward1, x, a.reshape(shape), lambda b, s=tuple(shape): b.reshape(s),
                  dim=dims, self_sym_sizes=a.shape)
 
 
 def unsqueeze(x, dim):
-    d = dim % (x.ndim + 1)
+    d = wrap_dim(dim, x.ndim + 1)
     xp = backend.xp_of(x._data)
     return _view(UnsqueezeBackward0, x, xp.expand_dims(x._data, d),
                  lambda a: xp.expand_dims(a, d), dim=d)
@@ -157,13 +162,38 @@ def repeat(x, *repeats):
 
 
 # ------------------------------------------------------------------ joining --
+def _cat_axis(tensors, dim) -> int:
+    """The axis ``cat`` joins along, after PyTorch's checks, in PyTorch's words:
+    a non-empty list of tensors with at least one dimension, all with the same
+    number of dimensions and the same sizes except along ``dim``."""
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    first = tensors[0]._data.shape
+    for i, t_ in enumerate(tensors):
+        if not t_._data.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    d = wrap_dim(dim, len(first))
+    for i, t_ in enumerate(tensors[1:], 1):
+        shape = t_._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                               f"{len(first)} and {len(shape)}")
+        for k, (want, got) in enumerate(zip(first, shape)):
+            if k != d and want != got:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {want} but got size {got} for tensor "
+                                   f"number {i} in the list.")
+    return d
+
+
 def cat(tensors, dim=0):
     tensors = list(tensors)
+    d = _cat_axis(tensors, dim)
     xp = backend.xp_of(tensors[0]._data)
     dt = tensors[0]._data.dtype
     for t_ in tensors[1:]:
         dt = backend.promote(tensors[0]._data, t_._data) if t_._data.dtype != dt else dt
-    d = dim % builtins.max(tensors[0].ndim, 1)
     out = xp.concatenate([t_._data.astype(dt, copy=False) for t_ in tensors], axis=d)
     return record(CatBackward0, out, tensors, dim=d,
                   sizes=tuple(t_._data.shape[d] for t_ in tensors))
@@ -174,7 +204,15 @@ concat = concatenate = cat
 
 def stack(tensors, dim=0):
     tensors = list(tensors)
-    d = dim % (tensors[0].ndim + 1)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tensors[0]._data.shape
+    for i, t_ in enumerate(tensors[1:], 1):
+        if t_._data.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(first)} at entry 0 and {list(t_._data.shape)} at "
+                               f"entry {i}")
+    d = wrap_dim(dim, len(first) + 1)
     out = backend.xp_of(tensors[0]._data).stack([t_._data for t_ in tensors], axis=d)
     return record(StackBackward0, out, tensors, dim=d)
 
