@@ -637,3 +637,15 @@ def test_pytorch_and_kit_errors_get_the_same_words():
     for kind in ("graph_freed", "non_scalar", "no_grad_fn", "grad_shape"):
         assert words["autograd_kit", kind] == words["torch", kind]
         assert "stopped with an error" not in words["torch", kind]
+
+
+def test_a_wide_graph_is_scaled_to_the_pictures_width():
+    """The stepper's picture shrinks a wide SVG to its column (a browser would
+    otherwise hide the graph's right-hand side behind the panel)."""
+    from autograd_kit.widgets._common import FIT_CSS
+    a = ak.tensor([1.0, 2.0], requires_grad=True)
+    wide = sum((a * k).sum() for k in range(1, 9))
+    s = BackwardStepper(wide)
+    assert "ak-picture" in s.picture._dom_classes
+    assert s.picture.value.startswith(FIT_CSS) and "<svg" in s.picture.value
+    assert ".ak-picture svg" in FIT_CSS and "max-width: 100%" in FIT_CSS

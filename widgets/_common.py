@@ -160,8 +160,15 @@ def picture(graph, styles: dict | None = None) -> tuple[str, str | None]:
 
 
 def picture_html(graph, styles: dict | None = None) -> str:
+    """The picture as HTML (an SVG that, inside a widget with the class
+    ``ak-picture``, shrinks to the widget's width instead of hiding its right-hand
+    part), or the reason it could not be drawn."""
     svg, problem = picture(graph, styles)
-    return box(esc(problem), "warn") if problem else svg
+    return box(esc(problem), "warn") if problem else FIT_CSS + svg
+
+
+#: a wide graph is scaled down to the width of its ``ak-picture`` widget
+FIT_CSS = "<style>.ak-picture svg {max-width: 100%; height: auto}</style>"
 
 
 class EnginePass:

@@ -203,6 +203,7 @@ class BackwardStepper(Bench):
         self.panel = W.HTML(layout=W.Layout(width="40%", min_width="280px"))
         self.picture = W.HTML(layout=W.Layout(width="60%", max_height="560px",
                                               overflow="auto"))
+        self.picture.add_class("ak-picture")  # a wide graph fits its width
         controls = W.HBox([self.step_button, self.back_button, self.run_button,
                            self.reset_button, self.play, self.slider])
         for w in (self.step_button, self.back_button, self.run_button,
