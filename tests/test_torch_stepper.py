@@ -542,18 +542,10 @@ def test_a_hook_that_changes_the_gradient_is_said_on_both_engines(where, node, w
 
 # -- an MLP: every edge, and Back / Reset bit for bit ----------------------------------
 def in_graph_order(start):
-    """The graph's nodes, depth first from ``start`` along next_functions in
-    order: two graphs built by the same code give the same list, position by
-    position."""
-    out, seen, stack = [], set(), [start]
-    while stack:
-        n = stack.pop()
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        out.append(n)
-        stack.extend(m for m, _ in reversed(n.next_functions))
-    return out
+    """The graph's nodes, depth first from ``start``: two graphs built by the same
+    code give the same list, position by position."""
+    from autograd_kit.viz.engines.pytorch import graph_nodes
+    return graph_nodes(start)
 
 
 def test_mlp_every_edge_equals_the_nodes_own_backward_on_a_hook_free_twin():
@@ -759,3 +751,7 @@ def test_a_saved_tensor_drawn_as_freed_is_grey_from_the_start(lib):
     drawn = {n.id: n.lines[-1] == "(freed)" for n in s._graph.nodes if n.kind == "saved"}
     assert any(drawn.values()) and not all(drawn.values())
     assert saved_marks(s) == drawn  # grey exactly where the label says freed
+    for _ in range(2):  # and stays grey as the pass goes on
+        s.step()
+        marks_now = saved_marks(s)
+        assert all(marks_now[b] for b, freed in drawn.items() if freed)

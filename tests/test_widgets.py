@@ -551,21 +551,6 @@ def test_no_hook_no_before_hooks():
     assert x.grad is not None
 
 
-def test_saved_tensor_drawn_as_freed_is_grey_at_every_step():
-    from autograd_kit.widgets import marks
-    x = ak.tensor([1.0, 2.0], requires_grad=True)
-    w = ak.tensor([3.0, 4.0], requires_grad=True)
-    b = (x * w).sin()
-    b.sum().backward()  # frees what MulBackward0 and SinBackward0 saved
-    s = BackwardStepper((b * x).sum(), names={"x": x, "w": w})
-    drawn = {n.id: n.lines[-1] == "(freed)" for n in s._graph.nodes if n.kind == "saved"}
-    assert any(drawn.values()) and not all(drawn.values())
-    for _ in range(2):
-        styles = marks.styles(s._graph, s.steps, s._saved_boxes)
-        assert {b: styles.get(b) is marks.FREED for b in drawn} == drawn
-        s.step()
-
-
 def test_a_grad_the_user_holds_is_left_alone_and_given_back():
     x, w, loss = small_graph()
     x.grad = ak.tensor(10.0)
