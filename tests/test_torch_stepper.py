@@ -740,15 +740,20 @@ def test_status_says_pytorch_already_freed_the_graph_and_the_picture_stays_consi
     assert "already freed" not in text(nothing_saved.status.value)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh", "ru"])
 @pytest.mark.parametrize("lib", ["autograd_kit", "torch"])
-def test_a_saved_tensor_drawn_as_freed_is_grey_from_the_start(lib):
+def test_a_saved_tensor_drawn_as_freed_is_grey_from_the_start(lib, lang):
+    from autograd_kit.i18n import language
+    from autograd_kit.viz import access, labels
     lib = kit() if lib == "autograd_kit" else torch
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     w = lib.tensor([3.0, 4.0], requires_grad=True)
     b = (x * w).sin()
     b.sum().backward()  # frees what MulBackward0 and SinBackward0 saved
-    s = BackwardStepper((b * x).sum(), names={"x": x, "w": w})
-    drawn = {n.id: n.lines[-1] == "(freed)" for n in s._graph.nodes if n.kind == "saved"}
+    with language(lang):  # the label is in the learner's language; the colour follows it
+        s = BackwardStepper((b * x).sum(), names={"x": x, "w": w})
+        said = labels.reason_text(access.Unavailable("freed"))
+    drawn = {n.id: n.lines[-1] == said for n in s._graph.nodes if n.kind == "saved"}
     assert any(drawn.values()) and not all(drawn.values())
     assert saved_marks(s) == drawn  # grey exactly where the label says freed
     for _ in range(2):  # and stays grey as the pass goes on

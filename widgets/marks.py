@@ -7,8 +7,8 @@ The picture is laid out once; every step only recolours boxes through
 * leaves whose ``.grad`` was updated: green border;
 * saved tensors freed (``retain_graph=False``): grey, once every node that
   saved them has run; a saved tensor that was already freed when the picture
-  was drawn (its label says "(freed)") is grey from the start, so label and
-  colour never disagree.  (A saved tensor hangs off the op that saved it by a
+  was drawn (its box is marked ``freed``; its label says so in the kit's
+  language) is grey from the start, so label and colour never disagree.  (A saved tensor hangs off the op that saved it by a
   dashed line: no gradient flows along it; the legend says so.)
   Nodes not reached yet keep the theme's colours.
 
@@ -43,7 +43,7 @@ def saved_box_owners(graph) -> dict[str, set]:
     """Saved-tensor box id -> ids of the op boxes that saved it.  A box drawn as
     already freed has no owner left to wait for (an empty set): it is grey at
     every step."""
-    freed = {n.id for n in graph.nodes if n.kind == "saved" and _drawn_freed(n)}
+    freed = {n.id for n in graph.nodes if n.kind == "saved" and n.freed}
     owners: dict[str, set] = {}
     for e in graph.edges:
         if e.kind == "saved":
@@ -51,12 +51,6 @@ def saved_box_owners(graph) -> dict[str, set]:
             if e.head not in freed:
                 owners[e.head].add(e.tail)
     return owners
-
-
-def _drawn_freed(box) -> bool:
-    """Does the box's label say its value was freed before the picture was made?"""
-    lines = box.lines if isinstance(box.lines, list) else []
-    return bool(lines) and lines[-1] == "(freed)"
 
 
 def styles(graph, steps: list, owners: dict[str, set]) -> dict:

@@ -57,6 +57,7 @@ class VNode:
     title: str
     lines: list[str] | Callable[[], list[str]]
     objs: list = field(default_factory=list)
+    freed: bool = False  # a saved-tensor box whose value was freed before drawing
 
 
 @dataclass(slots=True)
@@ -292,7 +293,8 @@ def _saved(b: _Builder, fns: list) -> None:
         var_name = b.opts.names.get(id(value), "")
         shown = value.marker if isinstance(value, _Freed) else value
         lines = partial(labels.saved_lines, shown, unique, var_name, b.opts.show_values)
-        b.add("s", "saved", "saved", lines, value)
+        box = b.add("s", "saved", "saved", lines, value)
+        box.freed = isinstance(value, _Freed) and value.marker.reason == "freed"
     for fn, value, slot in pending:
         kind = "saved_ref" if id(value) in drawn else "saved"
         label = _("saved as {slot}").format(slot=slot)
