@@ -4,13 +4,23 @@ The first gradient to reach a leaf is normally copied, since other parts of
 the graph (or the user) may still hold that array.  When reference counts
 prove that nothing else can see it, the leaf keeps the array instead -- the
 same check PyTorch makes with its own reference counts.
+
+Several threads may run backward passes that reach the same leaf.  Adding into
+``.grad`` is a read-modify-write, so it happens under one lock (held only for
+the addition itself, never while a hook runs); and a pass adds *in place* only
+into an array that nothing else can see -- never into one another pass has
+lent to the leaf, nor into a read-only broadcast of a number.
 """
 from __future__ import annotations
 
 import sys
+import threading
 
+from .grad_mode import is_grad_enabled
 from .refcounts import EXACT
 from .tensor import Tensor
+
+_LOCK = threading.Lock()  # one addition into a .grad at a time, across threads
 
 
 def take_over(node, g, contributions, lent) -> bool:
@@ -31,23 +41,47 @@ def take_over(node, g, contributions, lent) -> bool:
     if not EXACT:
         return False
     v = node.variable
-    if v._hooks is not None:
-        if id(v) in lent:  # hooks arrived during the pass: stop borrowing first
-            _unshare(lent.pop(id(v)))
-        return False
-    grad = v._grad
-    if grad is not None:
-        if id(v) not in lent:
+    with _LOCK:
+        if v._hooks is not None:
+            if id(v) in lent:  # hooks arrived during the pass: stop borrowing first
+                _unshare(lent.pop(id(v)))
             return False
-        grad._data = grad._data + g  # out of place: the borrowed array stays as it was
-        del lent[id(v)]
+        grad = v._grad
+        if grad is not None:
+            if id(v) not in lent:
+                return False
+            grad._data = grad._data + g  # out of place: the borrowed array stays as it was
+            del lent[id(v)]
+            return True
+        in_list = any(c is g for c in contributions)  # (a sum may be made in place)
+        expected = _ENGINE_REFS if in_list else _ENGINE_REFS - 1
+        v._grad = Tensor._make(g)
+        if not _owned(g, expected + 1):  # (+1: the new Tensor's reference)
+            lent[id(v)] = v
         return True
-    in_list = any(c is g for c in contributions)  # (a sum may be made in place)
-    expected = _ENGINE_REFS if in_list else _ENGINE_REFS - 1
-    v._grad = Tensor._make(g)
-    if not _owned(g, expected + 1):  # (+1: the new Tensor's reference)
-        lent[id(v)] = v
-    return True
+
+
+def accumulate(v, g) -> None:
+    """Add the Tensor ``g`` into leaf ``v``'s ``.grad`` (what AccumulateGrad does).
+
+    The first gradient is copied (others may hold ``g``); later ones are added
+    in place when ``.grad``'s array is the leaf's alone, else out of place (the
+    array may be lent by a pass still running in another thread, or be a
+    read-only broadcast).  With ``create_graph`` the sum is recorded."""
+    with _LOCK:
+        grad = v._grad
+        if is_grad_enabled():  # create_graph=True: keep the gradient's own graph
+            v._grad = g if grad is None else grad + g
+        elif grad is None:
+            v._grad = Tensor._make(g._data.copy())
+        elif grad._rg:
+            v._grad = Tensor._make(grad._data + g._data)
+        else:
+            data = grad._data
+            if EXACT and data.flags.writeable and _owned(data, 2):  # (``data``, grad's slot)
+                data += g._data
+            else:
+                grad._data = data + g._data
 
 
 def add_up(contributions):
@@ -75,9 +109,10 @@ def add_up(contributions):
 def settle(lent) -> None:
     """End of a pass: a borrowed gradient array that something else still
     holds (another leaf's ``.grad``, a forward value) is copied now."""
-    for v in lent.values():
-        _unshare(v)
-    lent.clear()
+    with _LOCK:
+        for v in lent.values():
+            _unshare(v)
+        lent.clear()
 
 
 def _unshare(v) -> None:
@@ -104,8 +139,9 @@ _ENGINE_REFS = 3  # ``contributions[0]``, ``g`` in _process, take_over's argumen
 
 def store_grad(t, g):
     """Accumulate ``g`` into a non-leaf tensor's ``.grad`` (retain_grad, inputs=)."""
-    if t._grad is None:
-        t._grad = g if g._rg else Tensor._make(g._data.copy())
-    else:
-        t._grad = t._grad + g
-    return (t, t._grad)
+    with _LOCK:
+        if t._grad is None:
+            t._grad = g if g._rg else Tensor._make(g._data.copy())
+        else:
+            t._grad = t._grad + g
+        return (t, t._grad)

@@ -38,9 +38,7 @@ from dataclasses import dataclass, field
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
 from .graph import AccumulateGrad, grad_accumulator, hook_result, next_node
-from .grad_mode import _anomaly
-from .grad_mode import _set as set_grad_mode
-from .grad_mode import is_grad_enabled
+from .grad_mode import _anomaly, _state
 from .tensor import Size, Tensor
 
 
@@ -210,10 +208,15 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     lent = {}  # leaves whose .grad borrows an array the pass may still read
     anomaly, outer = _anomaly.enabled, _anomaly.parent
     check_nan = anomaly and _anomaly.check_nan
-    caller_mode = is_grad_enabled()
-    set_grad_mode(create_graph)
+    # Grad mode is switched by plain stores into the thread's state, not by calls:
+    # Ctrl-C arrives only as a function starts or after a call returns, so the
+    # ``finally`` below always restores the caller's mode (see ``_run_paused``).
+    mode = _state  # (thread-local: ``mode.enabled`` is this thread's grad mode)
+    caller_mode, formula_mode = mode.enabled, bool(create_graph)
     node = None
+    paused = False  # at a ``yield``: the caller's own grad mode is in force
     try:
+        mode.enabled = formula_mode
         node = pop(ready)[1] if ready else None
         step = None
         while node is not None:
@@ -256,12 +259,14 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                         push(ready, (-nxt._seq, nxt))
             grads_out = gi = contributions = None  # hold no gradient longer than needed
             if step is not None:
-                set_grad_mode(caller_mode)
+                mode.enabled = caller_mode
                 if anomaly:
                     _anomaly.parent = outer  # (the caller's own nodes have no parent)
+                paused = True
                 yield step
-                caller_mode = is_grad_enabled()
-                set_grad_mode(create_graph)
+                caller_mode = mode.enabled  # (the caller may have changed it meanwhile)
+                paused = False
+                mode.enabled = formula_mode
                 index += 1
             # the next node: the newest ready one (a chain skips the heap)
             if became_ready is not None and ready:
@@ -275,10 +280,11 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             _anomaly_report(node)
         raise
     finally:
+        if not paused:  # (closed or dropped at a ``yield``, the mode is the caller's
+            mode.enabled = caller_mode  # already: maybe in another thread, by the gc)
+            if anomaly:
+                _anomaly.parent = outer
         settle(lent)
-        set_grad_mode(caller_mode)
-        if anomaly:
-            _anomaly.parent = outer
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,
@@ -383,20 +389,27 @@ def _raw(g):
     return None if g is None else g._data
 
 
-class _gc_paused:
-    """Pause Python's cycle collector during one backward pass.
+def _run_paused(steps) -> None:
+    """Exhaust ``steps`` with Python's cycle collector paused.
 
     The graph holds no reference cycles, so nothing is lost; but a full
     collection walks every live tensor and node, which on a big graph costs more
     than the backward pass itself.  (A suspended ``backward_steps`` generator
-    never holds the collector paused.)"""
+    never holds the collector paused.)
 
-    def __enter__(self):
-        self.was = gc.isenabled()
+    Written so that Ctrl-C cannot leave the collector off: Python delivers a
+    KeyboardInterrupt only when a function starts, after a call returns or at
+    the end of a loop's turn, so the pause begins *inside* the ``try`` and ends
+    with the single call of the ``finally``; a context manager's ``__enter__``
+    or ``__exit__`` could be interrupted between its first line and the switch.
+    Threads share the switch: each pass turns it back on only if it found it on."""
+    enabled = gc.isenabled()
+    try:
         gc.disable()
-
-    def __exit__(self, *exc):
-        if self.was:
+        for _ in steps:
+            pass
+    finally:
+        if enabled:
             gc.enable()
 
 
@@ -406,11 +419,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if create_graph:
         warnings.warn(errors.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     try:
-        with _gc_paused():
-            for _ in backward_steps(tensors, grad_tensors if grad_tensors is not None
-                                    else grad_variables, retain_graph, create_graph, inputs,
-                                    _detail=False):
-                pass
+        _run_paused(backward_steps(tensors, grad_tensors if grad_tensors is not None
+                                   else grad_variables, retain_graph, create_graph, inputs,
+                                   _detail=False))
     except Exception as err:
         raise errors.short(err)  # the traceback ends at the public call
 
@@ -438,10 +449,8 @@ def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unuse
         node = t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
         capture[node] = None
         keys.append(node)
-    with _gc_paused():
-        for _ in backward_steps(outputs, grad_outputs, retain_graph, create_graph,
-                                _capture=capture, _detail=False):
-            pass
+    _run_paused(backward_steps(outputs, grad_outputs, retain_graph, create_graph,
+                               _capture=capture, _detail=False))
     result = []
     for i, (t, node) in enumerate(zip(inputs_t, keys)):
         g = capture[node]

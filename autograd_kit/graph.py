@@ -23,6 +23,7 @@ import re
 import weakref
 
 from . import errors
+from .accumulate import accumulate
 from .grad_mode import _anomaly
 
 _next_seq = itertools.count().__next__
@@ -190,7 +191,7 @@ class AccumulateGrad(Node):
         return grad
 
     def apply(self, grad, needed=None):
-        self.variable._accumulate(self.run_hooks(grad))
+        accumulate(self.variable, self.run_hooks(grad))
         return ()
 
 

@@ -202,17 +202,6 @@ class Tensor:
         self._hooks[key] = hook
         return RemovableHandle(self._hooks, key)
 
-    def _accumulate(self, g: "Tensor") -> None:
-        """Add an incoming gradient into ``.grad`` (what AccumulateGrad does)."""
-        if is_grad_enabled():  # create_graph=True: keep the gradient's own graph
-            self._grad = g if self._grad is None else self._grad + g
-        elif self._grad is None:
-            self._grad = Tensor._make(g._data.copy())
-        elif self._grad._rg:
-            self._grad = Tensor._make(self._grad._data + g._data)
-        else:
-            self._grad._data += g._data
-
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to the graph's leaves."""
         from .engine import backward
