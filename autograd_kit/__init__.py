@@ -50,6 +50,11 @@ def numel(input):  # noqa: A002 - PyTorch's name
     return input.numel()
 
 
+def detach(input):  # noqa: A002 - PyTorch's name
+    """``torch.detach(x)``, the function form of ``x.detach()``."""
+    return input.detach()
+
+
 def __getattr__(name):
     # nn, optim and the pictures load on first use, so ``import autograd_kit`` stays fast.
     import importlib

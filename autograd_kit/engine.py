@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
-from .graph import AccumulateGrad, grad_accumulator, hook_result, next_node
+from .graph import AccumulateGrad, hook_result, next_node
 from .grad_mode import _anomaly, _state
+from .multi_output import OutputGrads
 from .tensor import Size, Tensor
 
 
@@ -294,6 +295,9 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
     With ``arrays``, gradients are plain arrays; they are wrapped as Tensors only
     where someone looks at them (hooks, ``.grad``, ``autograd.grad``, Steps)."""
     g = contributions[0]
+    if g.__class__ is OutputGrads:  # a node with several outputs
+        return _process_multi(node, contributions, needed, retain_graph, capture, detail,
+                              index, arrays, wrap)
     if len(contributions) > 1:
         if arrays and not detail:
             g = add_up(contributions)
@@ -333,7 +337,7 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
                 grads_out = tuple(_raw(gi) for gi in new) if arrays else tuple(new)
     released = [] if retain_graph or not node._holds_tensors else node.release_saved()
     step = None
-    if detail:
+    if detail and not node._output_edge:  # (an output edge is part of its node's step)
         step = Step(index, node, wrap(g), [wrap(c) for c in contributions],
                     _wrap_all(grads_out, wrap) if arrays else grads_out, released=released)
         if is_leaf_node and not (capture is not None and node in capture):
@@ -342,6 +346,39 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
             step.retained.append(retained)
         if unhooked is not None and unhooked is not g:  # a hook gave another gradient
             step.before_hooks = wrap(unhooked)
+    return grads_out, step
+
+
+def _process_multi(node, contributions, needed, retain_graph, capture, detail, index,
+                   arrays, wrap):
+    """``_process`` for a node with several outputs (``multi_output.py``): the
+    slots that arrived are added slot by slot; the hooks of outputs that got no
+    gradient are called with None; node hooks see one gradient per output."""
+    g = contributions[0]
+    for extra in contributions[1:]:
+        g = g + extra
+    node.hooks_without_gradient(g.slots)
+    shown = tuple(None if s is None else wrap(s) for s in g.slots)
+    if node._pre_hooks is not None:
+        for hook in list(node._pre_hooks.get(-1, ())):
+            new = hook(shown)
+            if new is not None:
+                shown = tuple(new)
+                g = OutputGrads([_raw(s) if arrays else s for s in shown])
+    if capture is not None and node in capture:
+        capture[node] = OutputGrads(list(shown))
+    grads_out = _apply(node, g, needed, arrays)
+    if node._post_hooks:
+        for hook in list(node._post_hooks):
+            new = hook(_wrap_all(grads_out, wrap) if arrays else grads_out, shown)
+            if new is not None:
+                grads_out = tuple(_raw(gi) for gi in new) if arrays else tuple(new)
+    released = [] if retain_graph or not node._holds_tensors else node.release_saved()
+    step = None
+    if detail:
+        step = Step(index, node, shown, [tuple(None if s is None else wrap(s)
+                                               for s in c.slots) for c in contributions],
+                    _wrap_all(grads_out, wrap) if arrays else grads_out, released=released)
     return grads_out, step
 
 
@@ -446,7 +483,7 @@ def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unuse
     capture = {}
     keys = []
     for t in inputs_t:
-        node = t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
+        node = next_node(t)  # (for an output of a node with several outputs: its edge)
         capture[node] = None
         keys.append(node)
     _run_paused(backward_steps(outputs, grad_outputs, retain_graph, create_graph,

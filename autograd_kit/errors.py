@@ -57,6 +57,29 @@ def _began_in_kit(err: BaseException) -> bool:
     return tb is None or _in_kit(tb)
 
 
+def op_name(node) -> str:
+    """The op's name as PyTorch's messages give it: ``Unbind`` for UnbindBackward0."""
+    import re
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+def type_path(value) -> str:
+    """A value's type as PyTorch's messages name it: ``float``, ``numpy.ndarray``."""
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+
+
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                   "int64": "long int", "int32": "int", "int16": "short int",
+                   "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def cpp_type_name(np_dtype) -> str:
+    """The C++ name of a dtype, which some of PyTorch's messages print: ``long int``."""
+    return _CPP_TYPE_NAMES.get(str(np_dtype), str(np_dtype))
+
+
 def set_explainer(fn) -> None:
     """Register ``fn(error) -> list of lines`` to render autograd errors in IPython
     (``%autograd_explain on``); ``None`` restores IPython's usual traceback."""
@@ -173,6 +196,37 @@ NON_LEAF_REQUIRES_GRAD_SHORT = "you can only change requires_grad flags of leaf 
 INT_REQUIRES_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 INT_REQUIRES_GRAD_ATTR = "only Tensors of floating point and complex dtype can require gradients"
 INT_REQUIRES_GRAD_METHOD = "only Tensors of floating point dtype can require gradients"
+LEGACY_FUNCTION = ("Legacy autograd function with non-static forward method is deprecated. "
+                   "Please use new-style autograd function with static forward method. "
+                   "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd."
+                   "Function)")
+DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
+DIRTY_NOT_RETURNED = ("Some elements marked as dirty during the forward method were not "
+                      "returned as output. The inputs that are modified inplace must all be "
+                      "outputs of the Function.")
+ONCE_DIFFERENTIABLE = ("trying to differentiate twice a function that was marked with "
+                       "@once_differentiable")
+# An in-place change of a view that autograd cannot follow: made by a Function
+# ("custom") or one of several views made at once ("multi"), as PyTorch says it.
+VIEW_INPLACE = "Output {k} of {name} is a view and is being modified inplace. "
+VIEW_INPLACE_WHY = {
+    "custom": ("This view was created inside a custom Function (or because an input was "
+               "returned as-is) and the autograd logic to handle view+inplace would override "
+               "the custom backward associated with the custom Function, leading to "
+               "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+               "the output of the custom Function."),
+    "multi": ("This view is the output of a function that returns multiple views. Such "
+              "functions do not allow the output views to be modified inplace. You should "
+              "replace the inplace operation by an out-of-place one."),
+}
+GRAD_TYPE = "assigned grad expected to be a Tensor or None but got grad of type {got}"
+GRAD_IS_SELF = "can't assign Variable as its own grad"
+GRAD_DTYPE = (
+    "attempting to assign a gradient with dtype '{got}' to a tensor with grad_dtype '{want}'. "
+    "The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
+    "can set the tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
+    "may break downstream systems that assume they match.")
 GRAD_SIZE = ("attempting to assign a gradient of size '{got}' to a tensor of size '{want}'. "
              "Please ensure that the gradient and the tensor are the same size")
 NUMPY_REQUIRES_GRAD = ("Can't call numpy() on Tensor that requires grad. "

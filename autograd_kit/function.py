@@ -15,23 +15,47 @@ As in PyTorch::
     y = Cube.apply(x)        # y.grad_fn.name() == "CubeBackward"
 
 ``forward`` runs without recording; one node stands for the whole function.
-``ctx.saved_tensors`` is version-checked like every saved tensor.
+``ctx.saved_tensors`` is version-checked like every saved tensor.  PyTorch 2's
+other style works too: ``forward(x)`` without ``ctx``, plus
+``setup_context(ctx, inputs, output)`` to save what backward needs.
+
+What ``forward`` returns decides what the caller gets:
+
+* a tuple: one output each, all sharing the node (``output_nr`` 0, 1...); the
+  backward receives one gradient per output, zeros where none arrived
+  (``ctx.set_materialize_grads(False)``: None);
+* a tensor saved with ``save_for_backward`` that is also an output is saved
+  *as the output*, with its history: a second derivative then goes through
+  this node again;
+* ``ctx.mark_dirty(t)``: ``t`` was changed in place and is returned; it is the
+  output itself (a view's base learns of the change, as for any in-place op);
+* ``ctx.mark_non_differentiable(t)``: the output does not require grad;
+* an input returned as it is, or a view of one, is a view the caller may not
+  change in place while it requires grad (the change would bypass backward).
 """
 from __future__ import annotations
 
+import functools
+
 from . import errors
-from .graph import Node, SavedTensor, edge
+from .graph import AsStridedBackward0, Node, SavedTensor, edge
 from .grad_mode import is_grad_enabled, no_grad
+from .multi_output import MultiOutputNode, OutputGrads
+from .ops.inplace import CopySlices
 from .ops.reduce import sum_to
 from .tensor import Tensor
 
 
 class FunctionCtx:
-    """The ``ctx`` passed to forward and backward."""
+    """The ``ctx`` passed to forward (or ``setup_context``) and backward."""
 
     def __init__(self) -> None:
         self._to_save = ()
+        self._unpack_at = ()  # per saved tensor: the node it is unpacked for
+        self._dirty = ()
+        self._non_differentiable = ()
         self.needs_input_grad = ()
+        self.materialize_grads = True
         self.node = None
 
     def save_for_backward(self, *tensors) -> None:
@@ -41,41 +65,68 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         node = self.node
         try:
-            return tuple(node._saved[f"saved_{i}"].unpack(node, f"saved_{i}")
+            return tuple(node._saved[f"saved_{i}"].unpack(at, f"saved_{i}")
                          if node._saved.get(f"saved_{i}") is not None else None
-                         for i in range(len(self._to_save)))
+                         for i, at in enumerate(self._unpack_at))
         except RuntimeError as err:  # (changed since saved, or freed by a backward)
             raise errors.short(err)  # the line of your backward, then this one
 
-    def mark_dirty(self, *tensors) -> None:  # accepted for compatibility
-        pass
+    def mark_dirty(self, *tensors) -> None:
+        """Declare the inputs that forward changed in place (they must be returned)."""
+        self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
-        pass
+        """Declare outputs that have no gradient (indices, masks...)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: outputs no gradient reached get None in backward, not zeros."""
+        self.materialize_grads = bool(value)
 
 
-class FunctionNode(Node):
+class FunctionNode(MultiOutputNode):
     """The node a custom Function puts in the graph."""
 
-    __slots__ = ("fn_cls", "ctx", "_tensor_positions", "_n_args", "_shapes")
+    __slots__ = ("fn_cls", "ctx", "_tensor_positions", "_n_args", "_shapes", "_dtypes",
+                 "_out_meta")
+
+    def __call__(self, *grads):
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
 
     def apply(self, g, needed=None):
-        grads = self.fn_cls.backward(self.ctx, g)
-        if not isinstance(grads, tuple):
-            grads = (grads,)
-        return self._checked(grads)
+        if g.__class__ is OutputGrads:  # several outputs: one gradient each
+            grads = [self._missing(k) if s is None else s for k, s in enumerate(g.slots)]
+        else:
+            grads = [g]
+        result = self.fn_cls.backward(self.ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        return self._checked(result)
+
+    def apply_array(self, g, needed=None):
+        wrapped = g.map(Tensor._make) if g.__class__ is OutputGrads else Tensor._make(g)
+        return tuple(None if gi is None else gi._data for gi in self.apply(wrapped))
+
+    def _missing(self, k: int):
+        """The gradient of an output that none reached: zeros, as PyTorch gives."""
+        if not self.ctx.materialize_grads:
+            return None
+        from .backend import xp_of
+        shape, dtype, like = self._out_meta[k]
+        return Tensor._make(xp_of(like).zeros(shape, dtype=dtype))
 
     def _checked(self, grads: tuple) -> tuple:
         """The gradients for the tensor inputs, after PyTorch's checks of what a
         hand-written backward returned: one entry per forward argument (extra
         entries must be None), each a Tensor or None, each with the input's shape
-        or one that broadcasting made from it (then summed back down to it)."""
+        or one that broadcasting made from it (then summed back down to it), and
+        cast to the input's dtype (an integer gradient for a float input too)."""
         name = type(self).__name__
         if len(grads) < self._n_args or any(x is not None for x in grads[self._n_args:]):
             raise RuntimeError(f"function {name} returned an incorrect number of gradients "
                                f"(expected {self._n_args}, got {len(grads)})")
         out = []
-        for pos, shape in zip(self._tensor_positions, self._shapes):
+        for pos, shape, dtype in zip(self._tensor_positions, self._shapes, self._dtypes):
             grad = grads[pos]
             if grad is not None and not isinstance(grad, Tensor):
                 raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
@@ -85,6 +136,9 @@ class FunctionNode(Node):
                         f"Function {name} returned an invalid gradient at index {pos} - got "
                         f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
                 grad = sum_to(grad, shape)
+            if grad is not None and grad._data.dtype != dtype:
+                from .backend import to_dtype
+                grad = grad.to(to_dtype(dtype))
             out.append(grad)
         return tuple(out)
 
@@ -110,30 +164,179 @@ def _node_class(fn_cls):
 class Function:
     """Base class for operations with a hand-written backward."""
 
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(errors.LEGACY_FUNCTION)
+
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
-            out = cls.forward(ctx, *args)
+            if _has_setup_context(cls):  # PyTorch 2 style: forward(*args), then setup
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
         if not (is_grad_enabled() and any(t._rg for t in tensors)):
             return out
-        node = _node_class(cls)([edge(t) for t in tensors])  # tensors only, as in PyTorch
-        node.fn_cls, node.ctx = cls, ctx
-        node._tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        node._n_args, node._shapes = len(args), tuple(tuple(t.shape) for t in tensors)
-        ctx.node = node
-        node._saved = {f"saved_{i}": (SavedTensor(t) if t is not None else None)
-                       for i, t in enumerate(ctx._to_save)}
-        result = Tensor._make(out._data, True, node)
-        result._vc = out._vc
-        return result
+        try:
+            return _connect(cls, ctx, args, tensors, out)
+        except RuntimeError as err:
+            raise errors.short(err)  # the learner's line, then this call
 
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grads):
         raise NotImplementedError
+
+
+def _has_setup_context(cls) -> bool:
+    return getattr(cls.setup_context, "__func__", cls.setup_context) is not \
+        Function.__dict__["setup_context"].__func__
+
+
+def _connect(cls, ctx, args, tensors, out):
+    """Put the Function's node in the graph and make its outputs (see the module
+    docstring for what each kind of output becomes)."""
+    outputs = out if isinstance(out, tuple) else (out,)
+    produced = [o for o in outputs if isinstance(o, Tensor)]
+    dirty = {id(t) for t in ctx._dirty}
+    if dirty - {id(o) for o in produced}:
+        raise RuntimeError(errors.DIRTY_NOT_RETURNED)
+    node = _node_class(cls)([edge(t) for t in tensors])  # tensors only, as in PyTorch
+    node.fn_cls, node.ctx = cls, ctx
+    node._tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    node._n_args = len(args)
+    node._shapes = tuple(tuple(t._data.shape) for t in tensors)
+    node._dtypes = tuple(t._data.dtype for t in tensors)
+    node._out_meta = tuple((o._data.shape, o._data.dtype, o._data) for o in produced)
+    ctx.node = node
+    several = len(produced) > 1
+    edges = node._init_outputs(len(produced)) if several else [node]
+    skip = {id(t) for t in ctx._non_differentiable}
+    inputs = {id(t) for t in tensors}
+    made, results, k = {}, [], 0
+    for o in outputs:
+        if not isinstance(o, Tensor):
+            results.append(o)
+            continue
+        if id(o) in skip:
+            result = o if id(o) not in inputs else o.detach()
+        elif id(o) in dirty:
+            result = _dirty_output(o, edges[k], node, tensors)
+        elif id(o) in made:  # the same tensor twice: the later output it is
+            result = made[id(o)]
+            result._grad_fn = edges[k]
+        else:
+            result = Tensor._make(o._data, True, edges[k])
+            result._vc = o._vc
+            if id(o) in inputs or _is_view(o):
+                result.__dict__["_creation"] = ("multi" if several else "custom", k,
+                                                errors.op_name(node))
+        made[id(o)] = result
+        results.append(result)
+        k += 1
+    _save(ctx, node, made, edges, produced)
+    return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+def _is_view(t) -> bool:
+    """Made in forward as a view of an input (a view shares its base's memory)."""
+    return t._base is not None
+
+
+def _dirty_output(t, fn, node, tensors):
+    """An input that forward changed in place: it becomes the output itself."""
+    if t._grad_fn is None and t._rg:
+        raise RuntimeError(errors.DIRTY_LEAF)
+    t._vc.value += 1  # (as PyTorch: marking dirty counts as one more change)
+    if t._base is not None and fn is node:  # a view: its base learns of the change
+        base, view_fn, _ = t._base
+        j = next(i for i, x in enumerate(tensors) if x is t)
+        cs = _DirtyViewSlices(edge(base), view_fn, node, base._data.shape, j)
+        base._grad_fn, base._rg = cs, True
+        t._grad_fn = AsStridedBackward0((cs, 0), view_fn, base._data.shape)
+        t._rg = True
+        t._base = (base, view_fn, t._version)
+    else:
+        t._grad_fn, t._rg = fn, True
+    return t
+
+
+def _save(ctx, node, made, edges, produced) -> None:
+    """``ctx.save_for_backward``'s tensors, version-checked.  An output is saved
+    as the output (with this node as its history, as PyTorch saves it), so a
+    second derivative flows through this node again."""
+    saved, at = {}, []
+    out_edge = {id(o): edges[i] for i, o in enumerate(produced)}
+    for i, t in enumerate(ctx._to_save):
+        key = f"saved_{i}"
+        if t is None:
+            saved[key] = None
+        elif id(t) in made and made[id(t)]._rg and made[id(t)]._grad_fn is out_edge[id(t)]:
+            saved[key] = SavedTensor(made[id(t)], is_output=True)
+        else:
+            saved[key] = SavedTensor(t)
+        at.append(out_edge.get(id(t), node) if saved[key] is not None and
+                  saved[key].tensor is None else node)
+    node._saved = saved
+    ctx._unpack_at = tuple(at)
+
+
+class _DirtyViewSlices(CopySlices):
+    """``CopySlices`` for a Function that changed its input ``j``, a view, in
+    place: outside the view the base's gradient flows on unchanged; inside, it
+    goes through the Function's backward."""
+
+    __slots__ = ("j",)
+
+    def __init__(self, base_edge, view_fn, fn, size, j):
+        nexts = [(n, 0) for n in fn._next]
+        nexts[j] = base_edge
+        Node.__init__(self, nexts)
+        self.view_fn, self.fn, self.size, self.j = view_fn, fn, size, j
+
+    def apply(self, g, needed=None):
+        from .ops.indexing import gather_view, scatter_view
+        inside = gather_view(g, self.view_fn)
+        grads = list(self.fn.apply(inside))
+        base = g - scatter_view(inside, self.size, self.view_fn)
+        if grads[self.j] is not None:
+            base = base + scatter_view(grads[self.j], self.size, self.view_fn)
+        grads[self.j] = base
+        return tuple(grads)
+
+
+class _DelayedError(Node):
+    """Stands for a ``once_differentiable`` backward in the graph of its own
+    results: differentiating through it again is refused."""
+
+    __slots__ = ()
+
+    def apply(self, g, needed=None):
+        raise RuntimeError(errors.ONCE_DIFFERENTIABLE)
+
+
+def once_differentiable(backward):
+    """Decorate ``backward``: it runs without recording (it may use any numpy
+    code), and a second derivative through it raises PyTorch's error."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            result = backward(ctx, *grads)
+        if not is_grad_enabled() or not any(isinstance(g, Tensor) and g._rg for g in grads):
+            return result
+        many = isinstance(result, tuple)
+        node = _DelayedError([edge(g) for g in grads if isinstance(g, Tensor) and g._rg])
+        wrapped = tuple(Tensor._make(r._data, True, node) if isinstance(r, Tensor) else r
+                        for r in (result if many else (result,)))
+        return wrapped if many else wrapped[0]
+    return wrapper

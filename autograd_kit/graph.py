@@ -49,6 +49,7 @@ class Node:
     of the inputs, by the chain rule ``dL/dinput = dL/doutput * doutput/dinput``."""
 
     __slots__ = ("_next", "_seq", "_extra", "_saved", "_holds_tensors", "__weakref__")
+    _output_edge = False  # True for the hidden edge into one output (multi_output.py)
 
     def __init__(self, next_functions=()):
         self._next = tuple([fn for fn, _ in next_functions])  # one node (or None) per input
@@ -71,9 +72,11 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         """``((node or None, input_nr), ...)``, one pair per input: where each
-        input's gradient goes.  (Every node here has a single output, so
-        ``input_nr`` is always 0; the engine walks ``_next``, the nodes alone.)"""
-        return tuple([(fn, 0) for fn in self._next])
+        input's gradient goes.  (``input_nr`` is 0 except into a node with
+        several outputs, see ``multi_output.py``; the engine walks ``_next``,
+        the nodes alone.)"""
+        return tuple([(fn, 0) if fn is None or not fn._output_edge else
+                      (fn._next[0], fn.output_nr) for fn in self._next])
 
     def name(self) -> str:
         return type(self).__name__
@@ -127,6 +130,15 @@ class Node:
         hooks = self._pre_hooks.setdefault(output_nr, [])
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
+
+    def __call__(self, *grads):
+        """``node(g)``: the input gradients for output gradient ``g``, as PyTorch's
+        nodes answer when called (recorded when grad mode is on)."""
+        if len(grads) != 1:
+            raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
+        n = len(self._next)
+        out = (None,) * n if grads[0] is None else self.apply(grads[0])
+        return out[0] if n == 1 else out  # (one input: the gradient alone, as PyTorch)
 
     # -- what the engine calls ---------------------------------------------
     def apply(self, grad, needed=None):
@@ -313,6 +325,19 @@ def refresh_view(view) -> None:
         view._grad_fn = AsStridedBackward0(edge(base), view_fn, base._data.shape)
         view._rg = True
     view._base = (base, view_fn, current)
+
+
+def check_view_inplace(t) -> None:
+    """Refuse, with PyTorch's message, an in-place change of a view that autograd
+    cannot follow: one made by a custom Function (the change would bypass its
+    backward) or one of several views made at once (``unbind``, ``split``).
+    Only changes that would be recorded are refused (grad mode on, the view
+    requires grad)."""
+    creation = getattr(t, "_creation", None)
+    if creation is not None and t.requires_grad:
+        kind, k, name = creation
+        raise RuntimeError(errors.VIEW_INPLACE.format(k=k, name=name)
+                           + errors.VIEW_INPLACE_WHY[kind])
 
 
 class RemovableHandle:

@@ -122,7 +122,17 @@ class Tensor:
         if self._base is not None:
             from .graph import refresh_view
             refresh_view(self)
-        return self._grad_fn
+        fn = self._grad_fn
+        if fn is not None and fn._output_edge:  # one output of several: show the node
+            return fn._next[0]
+        return fn
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 unless that node has
+        several outputs, as ``unbind`` or a Function returning a tuple)."""
+        fn = self._grad_fn
+        return fn.output_nr if fn is not None and fn._output_edge else 0
 
     @grad_fn.setter
     def grad_fn(self, node) -> None:
@@ -169,22 +179,39 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
-        if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise RuntimeError(errors.GRAD_SIZE.format(got=list(value.shape),
-                                                       want=list(self.shape)))
+        """PyTorch's checks, in its order: a Tensor (or None), not the tensor
+        itself, of the tensor's dtype, then of its size."""
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(errors.GRAD_TYPE.format(got=errors.type_path(value)))
+            if value is self:
+                raise RuntimeError(errors.GRAD_IS_SELF)
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(errors.GRAD_DTYPE.format(
+                    got=errors.cpp_type_name(value._data.dtype),
+                    want=scalar_type_name(self._data.dtype)))
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(errors.GRAD_SIZE.format(got=list(value.shape),
+                                                           want=list(self.shape)))
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def retains_grad(self) -> bool:
-        fn = self.grad_fn
-        return fn is not None and fn._retain is not None and fn._retain() is self
+        if self.grad_fn is None:  # (also brings a view's history up to date)
+            return False
+        fn = self._grad_fn  # (for one output of several: its own edge)
+        return fn._retain is not None and fn._retain() is self
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor too (normally only leaves get one)."""
         if not self._rg:
             raise RuntimeError(errors.RETAIN_GRAD_NO_GRAD)
         if self.grad_fn is not None:
-            self.grad_fn._retain = weakref.ref(self)
+            self._grad_fn._retain = weakref.ref(self)  # (for one output of several: its own)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed.
@@ -193,8 +220,8 @@ class Tensor:
         ``remove()`` unregisters it."""
         if not self._rg:
             raise RuntimeError(errors.HOOK_NO_GRAD)
-        if self.grad_fn is not None:
-            return self.grad_fn._add_pre_hook(0, hook)
+        if self.grad_fn is not None:  # (one output of several: its own edge's hook)
+            return self._grad_fn._add_pre_hook(0, hook)
         from .graph import RemovableHandle
         if self._hooks is None:
             self._hooks = {}
@@ -294,7 +321,9 @@ class Tensor:
         return backend.to_host(self._data).tolist()
 
     def numpy(self, force: bool = False):
-        if self._rg and not force:
+        """The array itself (shared memory).  Refused for a tensor that requires
+        grad while grad mode is on, as in PyTorch: the array would escape the graph."""
+        if self._rg and not force and is_grad_enabled():
             raise RuntimeError(errors.NUMPY_REQUIRES_GRAD)
         if self.device.type != "cpu":
             if not force:

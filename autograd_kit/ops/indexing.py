@@ -96,26 +96,6 @@ def index_put(x, indices, values, accumulate=False):
     return record(IndexPutBackward0, out, (x, values), indices=indices, accumulate=accumulate)
 
 
-def unbind(x, dim=0):
-    return tuple(select(x, dim, i) for i in range(x._data.shape[dim]))
-
-
-def split(x, split_size, dim=0):
-    n = x._data.shape[dim]
-    sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
-             if isinstance(split_size, int) else list(split_size))
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(x, dim, start, s))
-        start += s
-    return tuple(out)
-
-
-def chunk(x, chunks, dim=0):
-    n = x._data.shape[dim]
-    return split(x, -(-n // chunks), dim)
-
-
 def embed(g, sizes, key, accumulate=False):
     """A zero tensor of shape ``sizes`` with ``g`` written (or added) at ``key``.
 
@@ -160,3 +140,6 @@ IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
                       self="embed(g, self_sym_sizes, indices, accumulate=True)")
 IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
                          self="g if accumulate else zero_at(g, indices)", values="g[indices]")
+
+# unbind, split and chunk make several views at once (one node): see multi_view.py
+from .multi_view import chunk, split, unbind  # noqa: E402,F401

@@ -21,7 +21,7 @@ An in-place op overwrites memory other parts of the graph may depend on, so:
 from __future__ import annotations
 
 from .. import backend, errors
-from ..graph import AsStridedBackward0, Node, edge
+from ..graph import AsStridedBackward0, Node, check_view_inplace, edge
 from ..grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor, scalar_type_name
 from ._rules import as_tensor_pair, check_broadcast, record, rule
@@ -30,6 +30,7 @@ from ._rules import as_tensor_pair, check_broadcast, record, rule
 def _check(t) -> None:
     if not is_grad_enabled():
         return
+    check_view_inplace(t)  # (a view made by a Function, or one of several views)
     if t._rg and t.grad_fn is None:
         raise errors.LeafInplaceError(t)
     base = t._base
@@ -44,7 +45,7 @@ def inplace(t, compute, *args):
         recording = is_grad_enabled() and (t._rg or any(
             isinstance(a, Tensor) and a._rg for a in args))
         if recording:
-            old = Tensor._make(t._data.copy(), t._rg, t.grad_fn)
+            old = Tensor._make(t._data.copy(), t._rg, t._grad_fn)  # (_check refreshed it)
             new = compute(old, *args)
         else:
             with no_grad():
@@ -221,7 +222,8 @@ def _direct(t, ufunc, args, kwargs) -> bool:
     if len(args) != 1 or set(kwargs) - {"alpha"}:
         return False
     other, alpha = args[0], kwargs.get("alpha", 1)
-    recording = is_grad_enabled() and (t._rg or (isinstance(other, Tensor) and other._rg))
+    recording = is_grad_enabled() and (t._rg or (isinstance(other, Tensor) and other._rg)
+                                       or t._base is not None)  # (a view: _check decides)
     if recording or t._data.dtype.kind != "f":
         return False
     if isinstance(other, Tensor):
