@@ -406,15 +406,25 @@ CASES: dict[str, list[Case]] = {
         C("select", normal((2, 3, 4)), lambda x: x.select(1, 2)),
         C("getitem-two-ints", normal((3, 4)), lambda x: x[1, 2]),
         C("getitem-ellipsis-int", normal((2, 3, 4)), lambda x: x[..., 0]),
-        C("unbind", normal((3, 4)), lambda x: x.unbind(0)[1]),
     ],
     "SliceBackward0": [
         C("getitem-slice", normal((4, 3)), lambda x: x[1:3]),
         C("getitem-step", normal((3, 5)), lambda x: x[:, ::2]),
         C("getitem-negative-start", normal((4, 3)), lambda x: x[-2:]),
         C("narrow", normal((3, 4)), lambda x: x.narrow(1, 1, 2)),
+    ],
+    # several views at once: one node, the pieces no gradient reached get zeros
+    "UnbindBackward0": [
+        C("unbind", normal((3, 4)), lambda x: x.unbind(0)[1]),
+        C("unbind-negative-dim", normal((2, 3)), lambda x: (x * x).unbind(-1)[2]),
+    ],
+    "SplitBackward0": [
         C("split", normal((5, 2)), lambda x: x.split(2)[2]),
         C("chunk", normal((3, 4)), lambda x: x.chunk(2, dim=1)[1]),
+        C("split-last-dim", normal((4, 3)), lambda x: x.split(2, dim=-1)[1]),
+    ],
+    "SplitWithSizesBackward0": [
+        C("split-sizes", normal((5, 2)), lambda x: x.split([1, 4])[1]),
     ],
     "IndexBackward0": [
         C("index-list-repeated", normal((3, 4)), lambda x: x[[0, 2, 0]]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..graph import edge
 from ..grad_mode import is_grad_enabled, no_grad
 from ..multi_output import MultiOutputNode
+from ._rules import NODE_CLASSES
 from .reduce import wrap_dim
 
 
@@ -20,6 +21,7 @@ class _PiecesBackward(MultiOutputNode):
     """A node whose outputs are pieces of its one input along ``dim``."""
 
     __slots__ = ("dim", "shapes", "like")
+    input_names = ("self",)
 
     def apply(self, g, needed=None):
         from .creation import zeros
@@ -35,6 +37,7 @@ class _PiecesBackward(MultiOutputNode):
 
 class UnbindBackward0(_PiecesBackward):
     __slots__ = ()
+    formula_text = {"self": "stack(grads, dim)"}  # grads: one per output, zeros if none
 
     @staticmethod
     def join(pieces, dim):
@@ -44,6 +47,7 @@ class UnbindBackward0(_PiecesBackward):
 
 class SplitBackward0(_PiecesBackward):
     __slots__ = ()
+    formula_text = {"self": "cat(grads, dim)"}
 
     @staticmethod
     def join(pieces, dim):
@@ -53,6 +57,10 @@ class SplitBackward0(_PiecesBackward):
 
 class SplitWithSizesBackward0(SplitBackward0):
     __slots__ = ()
+
+
+for _cls in (UnbindBackward0, SplitBackward0, SplitWithSizesBackward0):
+    NODE_CLASSES[_cls.__name__] = _cls  # (their gradient checks: tests/op_cases.py)
 
 
 def _pieces(node_cls, x, dim, make):
