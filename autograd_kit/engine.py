@@ -70,11 +70,21 @@ def _root_grads(tensors, grad_tensors):
                 raise errors.NonScalarBackwardError(t)
             g = Tensor._make(_ones_like(t._data))
         elif not isinstance(g, Tensor):
-            g = Tensor._make(_ones_like(t._data) * g)
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
         elif g._data.shape != t._data.shape:
             raise errors.GradShapeError(i, Size(g._data.shape), Size(t._data.shape), t)
         grads.append(g)
     return grads
+
+
+def _grads_tuple(grads, n: int) -> tuple:
+    """The gradients given for ``n`` roots, as PyTorch reads them: None for each,
+    one Tensor, or any sequence (so a number is "not iterable", and a string or
+    an array gives elements that are no gradients)."""
+    if grads is None:
+        return (None,) * n
+    return (grads,) if isinstance(grads, Tensor) else tuple(grads)
 
 
 def _ones_like(a):
@@ -164,8 +174,8 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     """
     try:
         tensors = _as_tuple(tensors)
-        grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
-        if len(grad_tensors) != len(tensors):
+        grad_tensors = _grads_tuple(grad_tensors, len(tensors))
+        if len(grad_tensors) < len(tensors):  # (extra gradients are ignored, as in PyTorch)
             raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
         if retain_graph is None:
             retain_graph = create_graph
@@ -476,7 +486,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
           materialize_grads):
-    inputs_t = _as_tuple(inputs)
+    for out in (outputs,) if isinstance(outputs, Tensor) else tuple(outputs):
+        if not isinstance(out, Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")
+    inputs_t = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    for t in inputs_t:
+        if not isinstance(t, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
     for t in inputs_t:
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

@@ -8,6 +8,7 @@ off for the main one.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 class _GradState(threading.local):
@@ -41,11 +42,43 @@ class _GradModeContext:
         return False
 
     def __call__(self, fn):
+        cls = self.__class__
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(cls, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__():
+            with cls():
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def _wrap_generator(make_context, fn):
+    """A generator function decorated with a grad mode: the mode holds each time
+    the generator runs -- from each resume to its next ``yield`` -- and the
+    caller's own mode is back while it is paused (as in PyTorch)."""
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with make_context():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_context():
+                        gen.close()
+                    raise
+                except BaseException as err:
+                    with make_context():
+                        response = gen.throw(err)
+                else:
+                    with make_context():
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+    return generator
 
 
 class no_grad(_GradModeContext):
@@ -77,6 +110,8 @@ class set_grad_enabled(_GradModeContext):
     def __call__(self, fn):
         _set(self._prev)
         mode = self._mode
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(lambda: set_grad_enabled(mode), fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):

@@ -75,11 +75,15 @@ def analytical_jacobian(fn, inputs):
     return jac
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, *,
+              nondet_tol=0.0) -> bool:
     """True when the engine's gradients match central differences.
 
-    On a mismatch, raises (or, with ``raise_exception=False``, prints) a report
-    naming the input and output, with both Jacobians side by side."""
+    The engine's Jacobian is computed twice: a backward that gives different
+    numbers for the same input and gradient (it is not *reentrant*) fails,
+    beyond ``nondet_tol``.  On a mismatch, raises (or, with
+    ``raise_exception=False``, prints) a report naming the input and output,
+    with both Jacobians side by side."""
     inputs = _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t.requires_grad and t.dtype not in (
@@ -87,28 +91,55 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
             warnings.warn(GRADCHECK_NOT_DOUBLE.format(index=i), UserWarning, stacklevel=2)
     num = numerical_jacobian(fn, inputs, eps)
     ana = analytical_jacobian(fn, inputs)
+    again = analytical_jacobian(fn, inputs)
+    if any(float(backend.np.abs(a - b).max(initial=0.0)) > nondet_tol
+           for a_row, b_row in zip(ana, again) for a, b in zip(a_row, b_row)):
+        return _fail(NOT_REENTRANT.format(tol=nondet_tol), raise_exception)
     for i, (n_row, a_row) in enumerate(zip(num, ana)):
         for j, (n, a) in enumerate(zip(n_row, a_row)):
             if not backend.np.allclose(a, n, rtol=rtol, atol=atol):
                 worst = float(backend.np.abs(a - n).max())
-                report = (f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                          f"numerical:{n}\nanalytical:{a}\n"
-                          f"largest difference: {worst:.3g} (atol={atol}, rtol={rtol})")
-                if raise_exception:
-                    raise GradcheckError(report)
-                print(report)
-                return False
+                return _fail(f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                             f"numerical:{n}\nanalytical:{a}\n"
+                             f"largest difference: {worst:.3g} (atol={atol}, rtol={rtol})",
+                             raise_exception)
     return True
 
 
-def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
-    """Second derivatives: gradcheck of the first gradient (made with create_graph)."""
+NOT_REENTRANT = ("Backward is not reentrant, i.e., running backward with same input and "
+                 "grad_output multiple times gives different values, although analytical "
+                 "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                 "{tol}.")
+
+
+def _fail(report: str, raise_exception: bool) -> bool:
+    if raise_exception:
+        raise GradcheckError(report)
+    print(report)
+    return False
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  raise_exception=True, nondet_tol=0.0) -> bool:
+    """Second derivatives: gradcheck of the first gradient, made with create_graph.
+
+    The first gradient is ``grad(fn(inputs), inputs, grad_outputs)``, a function
+    of the inputs *and* of ``grad_outputs`` (it is linear in them), so both are
+    checked, as PyTorch does.  Without ``grad_outputs``, random ones are used."""
     from .engine import grad
+    from .ops.creation import randn
     inputs = _as_tuple(inputs)
+    outs = _as_tuple(fn(*inputs))
+    if grad_outputs is None:
+        grad_outputs = tuple(randn(*o.shape, dtype=o.dtype, device=o.device,
+                                   requires_grad=True) for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n = len(inputs)
 
     def first(*xs):
-        outs = _as_tuple(fn(*xs))
-        total = outs[0].sum() if len(outs) == 1 else sum(o.sum() for o in outs)
-        diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
-        return grad(total, diff, create_graph=True)
-    return gradcheck(first, inputs, eps, atol, rtol, raise_exception)
+        ins, gos = xs[:n], xs[n:]
+        diff = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
+        grads = grad(_as_tuple(fn(*ins)), diff, gos, create_graph=True, allow_unused=True)
+        return tuple(x * 0 if g is None else g for x, g in zip(diff, grads))  # (unused: 0)
+    return gradcheck(first, inputs + grad_outputs, eps, atol, rtol, raise_exception,
+                     nondet_tol=nondet_tol)

@@ -50,6 +50,7 @@ class Node:
 
     __slots__ = ("_next", "_seq", "_extra", "_saved", "_holds_tensors", "__weakref__")
     _output_edge = False  # True for the hidden edge into one output (multi_output.py)
+    _frees: tuple = ()    # saved values that are no tensors but are freed too (indices)
 
     def __init__(self, next_functions=()):
         self._next = tuple([fn for fn, _ in next_functions])  # one node (or None) per input
@@ -161,19 +162,32 @@ class Node:
 
         Returns the names that were released, for the step-by-step display."""
         released = []
-        for key, value in self._saved.items():
+        saved = self._saved
+        for key, value in saved.items():
             if value.__class__ is SavedTensor and not value.freed:
                 value.release()
+                released.append(key)
+        for key in self._frees:  # index arrays: PyTorch keeps them as tensors, and frees them
+            if key in saved and saved[key].__class__ is not SavedTensor:
+                saved[key] = _freed()
                 released.append(key)
         return released
 
     def restore_saved(self, snapshot) -> None:
         """Undo ``release_saved`` from a ``snapshot_saved()`` (for replaying steps)."""
         for key, state in snapshot.items():
-            self._saved[key].restore(state)
+            if key in self._frees and state[0] == "value":
+                self._saved[key] = state[1]
+            else:
+                self._saved[key].restore(state)
 
     def snapshot_saved(self) -> dict:
-        return {k: v.state() for k, v in self._saved.items() if isinstance(v, SavedTensor)}
+        snap = {k: v.state() for k, v in self._saved.items() if isinstance(v, SavedTensor)}
+        for key in self._frees:
+            value = self._saved.get(key)
+            if key in self._saved and value.__class__ is not SavedTensor:
+                snap[key] = ("value", value)
+        return snap
 
 
 class AccumulateGrad(Node):
@@ -286,6 +300,15 @@ class SavedTensor:
 
     def restore(self, state) -> None:
         self.freed, self.tensor, self.data = state
+
+
+def _freed() -> SavedTensor:
+    """What a freed saved value becomes: reading it raises the "backward through
+    the graph a second time" error, as for any freed tensor."""
+    placeholder = SavedTensor.__new__(SavedTensor)
+    placeholder.tensor = placeholder.data = placeholder.counter = None
+    placeholder.version, placeholder.freed = 0, True
+    return placeholder
 
 
 def _producer(t) -> str | None:

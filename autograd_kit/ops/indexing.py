@@ -38,8 +38,11 @@ def getitem(x, key):
     key = key if isinstance(key, tuple) else (key,)
     key = tuple(_as_index(k) for k in key)
     if not builtins.all(_is_basic(k) for k in key):
-        out = x._data[key]
-        return record(IndexBackward0, out, (x,), indices=key, self_sym_sizes=x._data.shape)
+        out = record(IndexBackward0, x._data[key], (x,), indices=key,
+                     self_sym_sizes=x._data.shape)
+        if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
+            out._grad_fn._holds_tensors = True
+        return out
     consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     if consuming > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
@@ -138,6 +141,7 @@ SliceBackward0 = rule("SliceBackward0", "dim start end step self_sym_sizes",
                       self="embed(g, self_sym_sizes, slice_key(dim, start, end, step))")
 IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
                       self="embed(g, self_sym_sizes, indices, accumulate=True)")
+IndexBackward0._frees = ("indices",)
 IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
                          self="g if accumulate else zero_at(g, indices)", values="g[indices]")
 
