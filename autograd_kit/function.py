@@ -36,6 +36,7 @@ What ``forward`` returns decides what the caller gets:
 from __future__ import annotations
 
 import functools
+import warnings
 
 from . import errors
 from .graph import AsStridedBackward0, Node, SavedTensor, edge
@@ -92,6 +93,16 @@ class FunctionNode(MultiOutputNode):
 
     def __call__(self, *grads):
         raise TypeError(f"'{type(self).__name__}' object is not callable")
+
+    def __getattr__(self, attr):
+        # In PyTorch the node *is* the ctx: ``y.grad_fn.saved_tensors``,
+        # ``y.grad_fn.needs_input_grad`` and what forward stored on ctx.
+        if not attr.startswith("_") and attr != "ctx":
+            try:
+                return getattr(object.__getattribute__(self, "ctx"), attr)
+            except AttributeError:
+                pass
+        return super().__getattr__(attr)
 
     def apply(self, g, needed=None):
         if g.__class__ is OutputGrads:  # several outputs: one gradient each
@@ -163,6 +174,12 @@ def _node_class(fn_cls):
 
 class Function:
     """Base class for operations with a hand-written backward."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class "
+                      "itself. Instantiating an autograd function will raise an error in a "
+                      "future version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(errors.LEGACY_FUNCTION)
