@@ -103,7 +103,21 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
                              f"numerical:{n}\nanalytical:{a}\n"
                              f"largest difference: {worst:.3g} (atol={atol}, rtol={rtol})",
                              raise_exception)
+    if not _zero_in_zero_out(fn, inputs):
+        return _fail("backward not multiplied by grad_output", raise_exception)
     return True
+
+
+def _zero_in_zero_out(fn, inputs) -> bool:
+    """Backward is linear in the output's gradient: a zero one gives zeros."""
+    from .engine import grad
+    outs = [o for o in _as_tuple(fn(*inputs)) if o.requires_grad]
+    diff = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not outs or not diff:
+        return True
+    zeros = [Tensor._make(o._data * 0) for o in outs]
+    grads = grad(outs, diff, zeros, allow_unused=True)
+    return all(g is None or not backend.np.any(backend.to_host(g._data)) for g in grads)
 
 
 NOT_REENTRANT = ("Backward is not reentrant, i.e., running backward with same input and "
