@@ -320,9 +320,12 @@ class _DirtyViewSlices(CopySlices):
         nexts[j] = base_edge
         Node.__init__(self, nexts)
         self.view_fn, self.fn, self.size, self.j = view_fn, fn, size, j
+        self.released = False
 
     def apply(self, g, needed=None):
         from .ops.indexing import gather_view, scatter_view
+        if self.released:
+            raise errors.GraphFreedError(self)
         inside = gather_view(g, self.view_fn)
         grads = list(self.fn.apply(inside))
         base = g - scatter_view(inside, self.size, self.view_fn)

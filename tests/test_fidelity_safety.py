@@ -138,6 +138,27 @@ def test_a_second_backward_through_indexing(how):
     same_as_pytorch(case)
 
 
+SETITEMS = {
+    "list": lambda y, v: y.__setitem__([0, 2], v * 2),
+    "mask": lambda y, v: y.__setitem__(y > 1, v.sum() * 1),
+    "slice": lambda y, v: y.__setitem__(slice(0, 2), v * 2),
+}
+
+
+@pytest.mark.parametrize("retain", [False, True])
+@pytest.mark.parametrize("how", list(SETITEMS))
+def test_a_second_backward_through_setitem(how, retain):
+    def case(lib):
+        x, v = _x(lib), _x(lib, 2)
+        y = x * 1
+        SETITEMS[how](y, v)
+        s = y.sum()
+        s.backward(retain_graph=retain)
+        s.backward()
+        return x.grad, v.grad
+    same_as_pytorch(case)
+
+
 @pytest.mark.parametrize("how", list(INDEXING))
 def test_a_second_backward_through_indexing_with_retain_graph(how):
     def case(lib):

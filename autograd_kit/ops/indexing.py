@@ -96,7 +96,10 @@ def index_put(x, indices, values, accumulate=False):
         from .. import errors
         raise RuntimeError(errors.INDEX_PUT_SHAPE.format(
             value=list(dv.shape), result=list(dx[indices].shape))) from None
-    return record(IndexPutBackward0, out, (x, values), indices=indices, accumulate=accumulate)
+    out = record(IndexPutBackward0, out, (x, values), indices=indices, accumulate=accumulate)
+    if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
+        out._grad_fn._holds_tensors = True
+    return out
 
 
 def embed(g, sizes, key, accumulate=False):
@@ -144,6 +147,7 @@ IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
 IndexBackward0._frees = ("indices",)
 IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
                          self="g if accumulate else zero_at(g, indices)", values="g[indices]")
+IndexPutBackward0._frees = ("indices",)
 
 # unbind, split and chunk make several views at once (one node): see multi_view.py
 from .multi_view import chunk, split, unbind  # noqa: E402,F401

@@ -91,17 +91,20 @@ class CopySlices(Node):
     history); inside the view it goes through the in-place op's own node
     (``fn``), whose first input is the view's old value."""
 
-    __slots__ = ("view_fn", "fn", "size")
+    __slots__ = ("view_fn", "fn", "size", "released")
 
     def __init__(self, base_edge, view_fn, fn, size):
         super().__init__((base_edge,) + fn.next_functions[1:])
         self.view_fn, self.fn, self.size = view_fn, fn, size
+        self.released = False  # after a backward without retain_graph, as in PyTorch
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
 
     def apply(self, g, needed=None):
         from .indexing import gather_view, scatter_view
+        if self.released:  # (PyTorch lets go of the in-place op's node itself)
+            raise errors.GraphFreedError(self)
         inside = gather_view(g, self.view_fn)            # the gradient of the new view
         grads = self.fn.apply(inside)                     # through the in-place op
         base = g - scatter_view(inside, self.size, self.view_fn)  # outside the view: as is
@@ -110,13 +113,15 @@ class CopySlices(Node):
         return (base,) + tuple(grads[1:])
 
     def release_saved(self):
+        self.released = True
         return self.fn.release_saved()
 
     def snapshot_saved(self):
-        return self.fn.snapshot_saved()
+        return {"fn": self.fn.snapshot_saved(), "released": self.released}
 
     def restore_saved(self, snapshot):
-        self.fn.restore_saved(snapshot)
+        self.fn.restore_saved(snapshot["fn"])
+        self.released = snapshot["released"]
 
     def saved_names(self):
         return self.fn.saved_names()
