@@ -450,3 +450,15 @@ def test_gradient_arguments_without_pytorch():
     assert backward_with(2.0)[1:] == ("TypeError", "'float' object is not iterable")
     assert outcome(lambda lib: lib.autograd.grad((_x(lib) * 2).sum(), [3.0]), ak)[1:] == (
         "RuntimeError", "all inputs have to be Tensors or GradientEdges, but got float")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_pieces_under_anomaly_detection():
+    def case(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        with lib.autograd.detect_anomaly():
+            a, b = x.unbind()
+            (a * b).sum().backward()
+            a, b = x.unbind()
+            (a * b * float("nan")).sum().backward()
+    same_as_pytorch(case)
