@@ -1,4 +1,4 @@
-"""Helpers for the fidelity tests: run one snippet with a library bound to the
+"""What the fidelity tests share: run one snippet with a library bound to the
 name ``torch`` and reduce what happened to something comparable.
 
 A snippet is a function ``case(torch)``.  ``outcome`` gives ``("ok", value)``
