@@ -39,6 +39,7 @@ import functools
 import warnings
 
 from . import errors
+from .backend import to_dtype, xp_of
 from .graph import AsStridedBackward0, Node, SavedTensor, edge
 from .grad_mode import is_grad_enabled, no_grad
 from .multi_output import MultiOutputNode, OutputGrads
@@ -89,7 +90,7 @@ class FunctionNode(MultiOutputNode):
     """The node a custom Function puts in the graph."""
 
     __slots__ = ("fn_cls", "ctx", "_tensor_positions", "_n_args", "_shapes", "_dtypes",
-                 "_out_meta")
+                 "_out_meta", "_out_at")
 
     def __call__(self, *grads):
         raise TypeError(f"'{type(self).__name__}' object is not callable")
@@ -109,6 +110,9 @@ class FunctionNode(MultiOutputNode):
             grads = [self._missing(k) if s is None else s for k, s in enumerate(g.slots)]
         else:
             grads = [g]
+        if len(self._out_at) != len(grads):  # outputs that are no tensors get None
+            it = iter(grads)
+            grads = [next(it) if is_tensor else None for is_tensor in self._out_at]
         result = self.fn_cls.backward(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -122,9 +126,8 @@ class FunctionNode(MultiOutputNode):
         """The gradient of an output that none reached: zeros, as PyTorch gives."""
         if not self.ctx.materialize_grads:
             return None
-        from .backend import xp_of
-        shape, dtype, like = self._out_meta[k]
-        return Tensor._make(xp_of(like).zeros(shape, dtype=dtype))
+        shape, dtype, xp = self._out_meta[k]
+        return Tensor._make(xp.zeros(shape, dtype=dtype))
 
     def _checked(self, grads: tuple) -> tuple:
         """The gradients for the tensor inputs, after PyTorch's checks of what a
@@ -148,7 +151,6 @@ class FunctionNode(MultiOutputNode):
                         f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
                 grad = sum_to(grad, shape)
             if grad is not None and grad._data.dtype != dtype:
-                from .backend import to_dtype
                 grad = grad.to(to_dtype(dtype))
             out.append(grad)
         return tuple(out)
@@ -196,7 +198,7 @@ class Function:
             else:
                 out = cls.forward(ctx, *args, **kwargs)
         if not (is_grad_enabled() and any(t._rg for t in tensors)):
-            return out
+            return _aliases_of_inputs(out, tensors)
         try:
             return _connect(cls, ctx, args, tensors, out)
         except RuntimeError as err:
@@ -213,6 +215,22 @@ class Function:
     @staticmethod
     def backward(ctx, *grads):
         raise NotImplementedError
+
+
+def _aliases_of_inputs(out, tensors):
+    """Without a graph: an input returned as it is comes back as a new tensor
+    sharing its memory and version counter, as PyTorch returns it."""
+    ids = {id(t) for t in tensors}
+    if not ids:
+        return out
+
+    def alias(o):
+        if id(o) not in ids:
+            return o
+        a = Tensor._make(o._data)
+        a._vc = o._vc
+        return a
+    return tuple(alias(o) for o in out) if isinstance(out, tuple) else alias(out)
 
 
 def _has_setup_context(cls) -> bool:
@@ -234,7 +252,8 @@ def _connect(cls, ctx, args, tensors, out):
     node._n_args = len(args)
     node._shapes = tuple(tuple(t._data.shape) for t in tensors)
     node._dtypes = tuple(t._data.dtype for t in tensors)
-    node._out_meta = tuple((o._data.shape, o._data.dtype, o._data) for o in produced)
+    node._out_meta = tuple((o._data.shape, o._data.dtype, xp_of(o._data)) for o in produced)
+    node._out_at = tuple(isinstance(o, Tensor) for o in outputs)  # which outputs are tensors
     ctx.node = node
     several = len(produced) > 1
     edges = node._init_outputs(len(produced)) if several else [node]

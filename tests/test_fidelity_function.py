@@ -535,3 +535,38 @@ def test_hooks_and_retain_grad_on_one_output():
 def test_a_saved_output_changed_in_place_is_caught():
     kind, text = error(saved_output_changed_in_place)
     assert kind == "RuntimeError" and "modified by an inplace operation" in text
+
+
+def outputs_that_are_no_tensors(lib):
+    def forward(ctx, x):
+        return x * 2, 5
+
+    def backward(ctx, g, g_number):
+        ctx.seen = g_number
+        return g * 2
+    Pair = _fn(lib, "Pair", forward, backward)
+    x = _x(lib)
+    a, n = Pair.apply(x)
+    a.sum().backward()
+    return n, a.grad_fn.seen, x.grad
+
+
+def input_returned_without_graph(lib):
+    Id = _fn(lib, "Id", lambda ctx, x: x, lambda ctx, g: g)
+    x, p = _x(lib), lib.ones(2)
+    with lib.no_grad():
+        y = Id.apply(x)
+    z = Id.apply(p)
+    return y is x, z is p, y.requires_grad, z.requires_grad
+
+
+@pytest.mark.parametrize("snippet", [outputs_that_are_no_tensors, input_returned_without_graph],
+                         ids=lambda s: s.__name__)
+def test_as_pytorch_does_too(snippet):
+    same_as_pytorch(snippet)
+
+
+def test_outputs_that_are_no_tensors_without_pytorch():
+    n, seen, grad = ok(outputs_that_are_no_tensors)
+    assert (n, seen, values(grad)) == (5, None, [2.0] * 3)
+    assert ok(input_returned_without_graph) == (False, False, False, False)

@@ -20,13 +20,14 @@ from .reduce import wrap_dim
 class _PiecesBackward(MultiOutputNode):
     """A node whose outputs are pieces of its one input along ``dim``."""
 
-    __slots__ = ("dim", "shapes", "like")
+    __slots__ = ("dim", "shapes", "like")  # like: (dtype, device) of the pieces
     input_names = ("self",)
 
     def apply(self, g, needed=None):
         from .creation import zeros
-        pieces = [zeros(shape, dtype=self.like.dtype, device=self.like.device) if s is None
-                  else s for s, shape in zip(g.slots, self.shapes)]
+        dtype, device = self.like
+        pieces = [zeros(shape, dtype=dtype, device=device) if s is None else s
+                  for s, shape in zip(g.slots, self.shapes)]
         return (self.join(pieces, self.dim),)
 
     def apply_array(self, g, needed=None):
@@ -69,7 +70,7 @@ def _pieces(node_cls, x, dim, make):
         views = make()
     if is_grad_enabled() and x.requires_grad:
         node = node_cls([edge(x)])
-        node.dim, node.shapes, node.like = dim, [v.shape for v in views], x.detach()
+        node.dim, node.shapes, node.like = dim, [v.shape for v in views], (x.dtype, x.device)
         for v, e in zip(views, node._init_outputs(len(views))):
             v._grad_fn, v._rg = e, True
     name = node_cls.__name__.removesuffix("Backward0")
