@@ -236,6 +236,44 @@ def hook_that_raises(lib):
     (x * 2).sum().backward()  # FAILS
 
 
+def piece_changed_in_place(lib):
+    x = lib.ones(2, 2, requires_grad=True)
+    a, b = x.unbind()
+    b.mul_(2)  # FAILS
+
+
+def grad_of_wrong_dtype(lib):
+    x = lib.ones(3, requires_grad=True)
+    x.grad = lib.ones(3, dtype=lib.int64)  # FAILS
+
+
+def second_backward_through_indexing(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x[[0, 2]].sum()
+    y.backward()
+    y.backward()  # FAILS
+
+
+def gradient_of_wrong_type(lib):
+    x = lib.ones(3, requires_grad=True)
+    (x * 2).backward(gradient="abc")  # FAILS
+
+
+def dirty_leaf(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            a.mul_(2)
+            ctx.mark_dirty(a)
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    Double.apply(lib.ones(3, requires_grad=True))  # FAILS
+
+
 CASES = [backward_twice, grad_twice, modified_saved, modified_saved_grad, leaf_inplace,
          leaf_augmented_assignment, leaf_setitem, view_of_leaf_inplace, non_scalar_backward,
          non_scalar_grad, backward_without_grad_fn, grad_without_grad_fn, grad_unused_input,
@@ -246,7 +284,9 @@ CASES = [backward_twice, grad_twice, modified_saved, modified_saved_grad, leaf_i
          deepcopy_of_non_leaf, grad_of_wrong_size, expand_shapes,
          integer_requires_grad_at_creation, integer_like_requires_grad,
          integer_arange_requires_grad, saved_tensor_after_backward, saved_tensor_modified,
-         float_of_many, custom_backward_reads_modified, hook_that_raises]
+         float_of_many, custom_backward_reads_modified, hook_that_raises,
+         piece_changed_in_place, grad_of_wrong_dtype, second_backward_through_indexing,
+         gradient_of_wrong_type, dirty_leaf]
 # (Some cases run code of the learner's below the kit: their backward, their hook.
 # Those frames stay, with the kit frame that called them, as in PyTorch.)
 
