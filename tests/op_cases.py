@@ -157,7 +157,6 @@ CASES: dict[str, list[Case]] = {
         C("pow-negative-exponent", positive((4,)), lambda a: a ** -1.5),
         C("pow-zero-exponent", normal((4,)), lambda a: a ** 0),
         C("square", normal((2, 3)), lambda a: a.square()),
-        C("norm-p3", nonzero((2, 3)), lambda a: a.norm(p=3)),
         C("pow_-inplace", positive((2, 3)), lambda a: cloned(a).pow_(1.5)),
     ],
     "PowBackward1": [
@@ -325,6 +324,12 @@ CASES: dict[str, list[Case]] = {
         C("norm-all", normal((3, 4)), lambda x: x.norm()),
         C("norm-dim", normal((3, 4)), lambda x: ak.norm(x, dim=1)),
         C("norm-dim-keepdim", normal((2, 3, 4)), lambda x: x.norm(dim=(0, 2), keepdim=True)),
+        C("norm-p3", nonzero((2, 3)), lambda a: a.norm(p=3)),
+        C("norm-p1-dim", nonzero((3, 4)), lambda a: a.norm(p=1, dim=1)),
+        C("norm-p1.5", nonzero((2, 3)), lambda a: a.norm(p=1.5)),
+        C("norm-p0.5-dim", nonzero((3, 4)), lambda a: ak.norm(a, p=0.5, dim=0)),
+        C("norm-inf-dim", distinct((3, 4)), lambda a: a.norm(p=float("inf"), dim=1)),
+        C("norm-minus-inf", distinct((3, 4)), lambda a: a.norm(p=float("-inf"))),
     ],
     "ProdBackward0": [
         C("prod-all", nonzero((2, 3)), lambda x: x.prod()),

@@ -113,7 +113,7 @@ def pow(a, exponent):  # noqa: A001 - PyTorch's name
 def rpow(a, base):
     """number ** tensor (PowBackward2)."""
     a_, b_, da, db = as_tensor_pair(a, base)
-    return record(PowBackward2, db ** da, (a_,), self=b_, result=RESULT)
+    return record(PowBackward2, db ** da, (a_,), self=b_, exponent=a_, result=RESULT)
 
 
 def neg(a):
@@ -201,7 +201,8 @@ PowBackward0 = rule("PowBackward0", "self exponent",
 PowBackward1 = rule("PowBackward1", "self exponent result",
                     self="pow_backward(g, self, exponent)",
                     exponent="g * result * log_or_zero(self, exponent)")
-PowBackward2 = rule("PowBackward2", "self result", exponent="g * result * log(self)")
+PowBackward2 = rule("PowBackward2", "self exponent result",
+                    exponent="g * result * log_or_zero(self, exponent)")
 DotBackward0 = rule("DotBackward0", "self other", self="g * other", other="g * self")
 MvBackward0 = rule("MvBackward0", "self vec",
                    self="unsqueeze(g, -1) * vec", vec="mT(self) @ g")

@@ -89,7 +89,10 @@ def clamp_max(x, max):  # noqa: A002
 
 
 def sign(x):
-    return record(SignBackward0, _xp(x).sign(x._data), (x,))
+    """-1, 0 or 1 (0 at NaN, as in PyTorch; numpy's sign gives NaN)."""
+    d = x._data
+    out = (d > 0).astype(d.dtype) - (d < 0) if d.dtype.kind == "f" else _xp(x).sign(d)
+    return record(SignBackward0, out, (x,))
 
 
 def floor(x):
@@ -117,7 +120,7 @@ SinBackward0 = rule("SinBackward0", "self", self="g * cos(self)")
 CosBackward0 = rule("CosBackward0", "self", self="-g * sin(self)")
 TanhBackward0 = rule("TanhBackward0", "result", self="g * (1 - result * result)")
 SigmoidBackward0 = rule("SigmoidBackward0", "result", self="g * result * (1 - result)")
-ReluBackward0 = rule("ReluBackward0", "result", self="g * (result > 0)")
+ReluBackward0 = rule("ReluBackward0", "result", self="g * ~(result <= 0)")  # (NaN passes g)
 SqrtBackward0 = rule("SqrtBackward0", "result", self="g / (2 * result)")
 RsqrtBackward0 = rule("RsqrtBackward0", "result", self="-0.5 * g * result ** 3")
 AbsBackward0 = rule("AbsBackward0", "self", self="g * sign(self)")
