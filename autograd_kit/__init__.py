@@ -33,6 +33,9 @@ from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, f
 from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor, leaky_relu,
                         log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
                         tanh)
+from .ops.out import (abs, add, ceil, clamp, cos, div, dot, exp, floor, log,  # with out=
+                      matmul, maximum, mean, minimum, mm, mul, neg, pow, prod, reciprocal,
+                      round, rsqrt, sigmoid, sign, sin, sqrt, square, sub, sum, tanh)
 from . import autograd, cuda
 from .i18n import get_language, set_language
 from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor

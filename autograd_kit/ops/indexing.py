@@ -14,6 +14,7 @@ import builtins
 from .. import backend
 from ..tensor import Tensor
 from ._rules import record, rule
+from .reduce import wrap_dim
 from .shape import AliasBackward0, _view, unsqueeze
 
 
@@ -55,11 +56,25 @@ def getitem(x, key):
                 t = _slice(t, dim, k)
             dim += 1
         else:
-            t = select(t, dim, k)
+            t = _select(t, dim, k)
     return t if t is not x else _view(AliasBackward0, x, x._data[...], lambda a: a[...])
 
 
 def select(x, dim, index):
+    """``x.select(dim, i)``: the slice at position i along dim (one dimension fewer)."""
+    if x.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, x.ndim)
+    index = int(index)
+    n = x._data.shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(x.shape)} at dimension {dim}")
+    return _select(x, dim, index)
+
+
+def _select(x, dim, index):
+    """``x[..., i]``, with indexing's own words for an index out of range."""
     n = x._data.shape[dim]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {n}")
@@ -76,7 +91,22 @@ def _slice(x, dim, s):
 
 
 def narrow(x, dim, start, length):
-    return _slice(x, dim % x.ndim, slice(start, start + length))
+    """``length`` elements along ``dim`` from ``start`` (negative: from the end), as a view."""
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    dim = wrap_dim(dim, x.ndim)
+    n = x._data.shape[dim]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], "
+                         f"but got {start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _slice(x, dim, slice(start, start + length))
 
 
 def index_put(x, indices, values, accumulate=False):
@@ -97,22 +127,60 @@ def index_put(x, indices, values, accumulate=False):
 
 
 def unbind(x, dim=0):
-    return tuple(select(x, dim, i) for i in range(x._data.shape[dim]))
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = wrap_dim(dim, x.ndim)
+    return tuple(_select(x, dim, i) for i in range(x._data.shape[dim]))
 
 
 def split(x, split_size, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or pieces
+    of the sizes listed."""
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = wrap_dim(dim, x.ndim)
     n = x._data.shape[dim]
-    sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
-             if isinstance(split_size, int) else list(split_size))
+    if isinstance(split_size, int):
+        sizes = _split_sizes(n, split_size)
+    else:
+        sizes = [int(s) for s in split_size]
+        if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+    return _pieces(x, dim, sizes)
+
+
+def _split_sizes(n, size):
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0:
+        if n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        return [0]
+    return [size] * (n // size) + ([n % size] if n % size else []) or [0]
+
+
+def _pieces(x, dim, sizes):
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(x, dim, start, s))
+        out.append(_slice(x, dim, slice(start, start + s)))
         start += s
     return tuple(out)
 
 
 def chunk(x, chunks, dim=0):
+    """``chunks`` pieces of equal size along ``dim`` (the last may be smaller, and
+    there may be fewer); an empty dimension gives ``chunks`` empty pieces."""
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = wrap_dim(dim, x.ndim)
     n = x._data.shape[dim]
+    if n == 0:
+        return _pieces(x, dim, [0] * chunks)
     return split(x, -(-n // chunks), dim)
 
 

@@ -12,6 +12,7 @@ need (see ``inplace.py``).
 from __future__ import annotations
 
 import builtins
+from types import SimpleNamespace
 
 from ._rules import record, rule
 from .. import backend
@@ -38,8 +39,21 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+def _check_new_shape(shape) -> None:
+    """At most one -1 (the size to infer), and no other negative size."""
+    inferred = False
+    for i, s in enumerate(shape):
+        if s == -1:
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+
+
 def reshape(x, *shape):
     shape = _shape_arg(shape)
+    _check_new_shape(shape)
     try:
         out = x._data.reshape(shape)
     except ValueError:
@@ -95,6 +109,8 @@ def permute(x, *dims):
                            "not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}")
     dims = tuple(wrap_dim(d, x.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _view(PermuteBackward0, x, x._data.transpose(dims), lambda a: a.transpose(dims),
                  dims=dims)
 
@@ -157,6 +173,14 @@ def contiguous(x, memory_format=None):
 
 def repeat(x, *repeats):
     repeats = _shape_arg(repeats)
+    if len(repeats) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    sizes = (1,) * (len(repeats) - x.ndim) + tuple(x.shape)
+    new = [r * s for r, s in zip(repeats, sizes)]
+    for n in new:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {new}")
     out = backend.xp_of(x._data).tile(x._data, repeats)
     return record(RepeatBackward0, out, (x,), repeats=repeats, self_sym_sizes=x._data.shape)
 
@@ -213,7 +237,12 @@ def stack(tensors, dim=0):
                                f"{list(first)} at entry 0 and {list(t_._data.shape)} at "
                                f"entry {i}")
     d = wrap_dim(dim, len(first) + 1)
-    out = backend.xp_of(tensors[0]._data).stack([t_._data for t_ in tensors], axis=d)
+    dt = tensors[0]._data.dtype
+    for t_ in tensors[1:]:  # PyTorch's promotion (numpy's would widen float32 + int64)
+        dt = backend.promote(tensors[0]._data.astype(dt, copy=False), t_._data) \
+            if t_._data.dtype != dt else dt
+    out = backend.xp_of(tensors[0]._data).stack(
+        [t_._data.astype(dt, copy=False) for t_ in tensors], axis=d)
     return record(StackBackward0, out, tensors, dim=d)
 
 
@@ -236,10 +265,16 @@ def where(condition, a=None, b=None):
     if a is None and b is None:
         return tuple(Tensor._make(i) for i in backend.xp_of(condition._data).nonzero(
             condition._data))
-    from ._rules import as_tensor_pair
+    from ._rules import as_tensor_pair, check_broadcast
     a, b, da, db = as_tensor_pair(a, b)
     cond = condition._data if isinstance(condition, Tensor) else condition
-    out = backend.xp_of(da).where(cond, da, db)
+    try:
+        out = backend.xp_of(da).where(cond, da, db)
+    except ValueError:
+        check_broadcast(cond, da)  # (PyTorch checks the shapes in this order)
+        check_broadcast(SimpleNamespace(shape=backend.broadcast_shapes(cond.shape, da.shape)),
+                        db)
+        raise
     return record(WhereBackward0, out, (a, b), condition=Tensor._make(cond))
 
 
