@@ -27,7 +27,14 @@ _NUMPY_SCALARS = (np.generic,)
 # RuntimeWarnings are ignored when they come from the kit's own code.  A warnings
 # filter costs nothing until a warning is raised (``np.errstate`` around every op
 # would cost a microsecond each), and the learner's own numpy code still warns.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autograd_kit(\.|$)")
+def quiet_numpy_warnings() -> None:
+    """Install that filter (again: a ``warnings.catch_warnings()`` block around
+    ``import autograd_kit`` -- pytest puts one around collecting the tests --
+    takes it away on leaving the block)."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autograd_kit(\.|$)")
+
+
+quiet_numpy_warnings()
 
 
 # ---------------------------------------------------------------- dtypes --
@@ -254,6 +261,12 @@ def reduce_prod(a, axis=None, keepdims: builtins.bool = False):
     if a.__class__ is np.ndarray:
         return np.multiply.reduce(a, axis, None, None, keepdims)
     return a.prod(axis=axis, keepdims=keepdims)
+
+
+def cumprod(a, axis):
+    if a.__class__ is np.ndarray:
+        return np.multiply.accumulate(a, axis)
+    return xp_of(a).cumprod(a, axis=axis)
 
 
 def reduce_mean(a, axis=None, keepdims: builtins.bool = False):

@@ -172,6 +172,8 @@ def pow_backward(g, self, exponent):
     if not (_is_tensor(exponent) or backend.is_array_or_scalar(exponent)):  # a number
         if exponent == 0:
             return zeros_like(self)
+        if exponent == 0.5:  # x^-0.5 as 1/sqrt(x), as PyTorch computes it (NaN at -inf)
+            return g * 0.5 / (self ** 0.5)
         return g * exponent * self ** (exponent - 1)
     return where(_raw(exponent) == 0, 0.0, g * exponent * self ** (exponent - 1))
 
@@ -215,8 +217,10 @@ def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
         hit = (xp.abs(s) == r) | (xp.isnan(s) & xp.isnan(r))
         share = (hit / hit.sum(axis=dim, keepdims=True)).astype(s.dtype)
         return g * sign(self) * _like(g, share)
-    return sign(self) * where(_raw(self) == 0, 0.0, abs(self) ** (ord - 1)) * \
-        div_or_zero(g, result ** (ord - 1))
+    scaled = sign(self) * where(_raw(self) == 0, 0.0, abs(self) ** (ord - 1))
+    if ord < 1:  # r^(1-p) is 0 at r = 0 (no division): as PyTorch computes it
+        return scaled * (g * result ** (1 - ord))
+    return scaled * div_or_zero(g, result ** (ord - 1))
 
 
 def zeros_like(t):
@@ -270,6 +274,8 @@ def product_of_others(self, result, dims):
     xp = _xp(a)
     if not (a == 0).any():
         return result / self
+    if dims == ():  # a product over no axis (a 0-d tensor): each "product" is x itself
+        return _like(self, xp.ones_like(a))
     axes = tuple(range(a.ndim)) if dims is None else dims
     flat_axis = a.ndim if len(axes) > 1 or dims is None else axes[0]
     if flat_axis == a.ndim:  # several axes: move them to the end and flatten them
@@ -285,8 +291,8 @@ def product_of_others(self, result, dims):
 
 def _exclusive_products(a, axis, xp):
     ones = xp.ones_like(xp.take(a, [0], axis=axis))
-    left = xp.cumprod(xp.concatenate([ones, a], axis=axis), axis=axis)
-    right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis=axis),
+    left = backend.cumprod(xp.concatenate([ones, a], axis=axis), axis)
+    right = xp.flip(backend.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis),
                     axis)
     n = a.shape[axis]
     return (xp.take(left, range(n), axis=axis) * xp.take(right, range(1, n + 1), axis=axis))

@@ -95,7 +95,7 @@ def mean(x, dim=None, keepdim=False, dtype=None):
 
 def check_not_empty(name: str, a, dims) -> None:
     """PyTorch refuses max/min/argmax... over nothing: there is no extreme of no numbers."""
-    if dims is None:
+    if dims is None:  # (dims: as the learner gave them, for the message)
         if a.size == 0:
             if name.startswith("arg"):
                 raise IndexError(errors.EMPTY_REDUCTION.format(name=name))
@@ -103,7 +103,7 @@ def check_not_empty(name: str, a, dims) -> None:
                                + errors.EMPTY_REDUCTION_HINT)
         return
     for d in dims:
-        if a.ndim and a.shape[d] == 0:
+        if a.ndim and a.shape[wrap_dim(d, a.ndim)] == 0:
             raise IndexError(errors.EMPTY_REDUCTION_DIM.format(name=name, dim=d))
 
 
@@ -159,16 +159,20 @@ def minimum(a, b):
                    ("self", "other"))
 
 
+def _given(dim):
+    return None if dim is None or dim == () else (dim,) if isinstance(dim, int) else dim
+
+
 def amax(x, dim=(), keepdim=False):
     dims = normalize_dims(dim, x.ndim)
-    check_not_empty("amax", x._data, None if dim is None or dim == () else dims)
+    check_not_empty("amax", x._data, _given(dim))
     out = x._data.max(axis=dims, keepdims=keepdim)
     return record(AmaxBackward0, out, (x,), self=x, result=RESULT, dim=dims, keepdim=keepdim)
 
 
 def amin(x, dim=(), keepdim=False):
     dims = normalize_dims(dim, x.ndim)
-    check_not_empty("amin", x._data, None if dim is None or dim == () else dims)
+    check_not_empty("amin", x._data, _given(dim))
     out = x._data.min(axis=dims, keepdims=keepdim)
     return record(AminBackward0, out, (x,), self=x, result=RESULT, dim=dims, keepdim=keepdim)
 
