@@ -100,8 +100,11 @@ def scale_for(reduction: str, *inputs) -> float:
     (Tensors or arrays), else 1; NaN when N = 0, as 0/0 gives in PyTorch."""
     if reduction != "mean":
         return 1.0
+    shape = inputs[0].shape
+    if any(t.shape != shape for t in inputs):
+        shape = backend.broadcast_shapes(*(t.shape for t in inputs))
     n = 1
-    for d in backend.broadcast_shapes(*(t.shape for t in inputs)):
+    for d in shape:
         n *= d
     return 1.0 / n if n else _NAN
 
