@@ -202,14 +202,55 @@ SWEEP = [(f"{op} of {name}", f"x = {data}\ny = {op}\n"
          for name, data in EDGE_DATA.items() for op in ELEMENTWISE + REDUCTIONS]
 
 
-@pytest.mark.parametrize("source", [s for _, s in SWEEP], ids=[i for i, _ in SWEEP])
+# the same formulas run on Tensors when the gradient is itself recorded
+SWEEP_GRAPH = [(f"{op} of {name}, create_graph", f"x = {data}\ny = {op}\n"
+                "g = torch.autograd.grad(y.sum(), x, create_graph=True)[0] "
+                "if y.requires_grad else None\nout = [y, g]")
+               for name, data in EDGE_DATA.items() if name in ("nan", "inf", "zeros", "rows")
+               for op in ELEMENTWISE + REDUCTIONS]
+PAIRS = {
+    "edges": ("torch.tensor([nan, inf, -inf, 0., 0., 2., -2., inf], requires_grad=True)",
+              "torch.tensor([1., 0., inf, 0., -1., nan, 0.5, inf], requires_grad=True)"),
+    "broadcast": ("torch.tensor([[0.], [inf], [-1.]], requires_grad=True)",
+                  "torch.tensor([0., 1., -inf, nan], requires_grad=True)"),
+    "float64": ("torch.tensor([0., -0.5, nan], dtype=torch.float64, requires_grad=True)",
+                "torch.tensor([0., 2., 1.], dtype=torch.float64, requires_grad=True)"),
+    "0d-and-empty": ("torch.tensor(0., requires_grad=True)",
+                     "torch.zeros(0, requires_grad=True)"),
+}
+BINARY = ["a + b", "a - b", "a * b", "a / b", "a ** b", "torch.maximum(a, b)",
+          "torch.minimum(a, b)", "torch.where(a > b, a, b)", "torch.add(a, b, alpha=-2)",
+          "a * b + a / b", "(a - b).abs()", "torch.where(b == 0, a, a / b)"]
+SWEEP_BINARY = [(f"{op} of {name}", f"a = {pa}\nb = {pb}\ny = {op}\ny.sum().backward()\n"
+                 "out = [y, a.grad, b.grad]")
+                for name, (pa, pb) in PAIRS.items() for op in BINARY]
+MATRICES = {
+    "zero-column": "torch.tensor([[0., 1.], [0., -2.], [0., 3.]], requires_grad=True)",
+    "one-row": "torch.tensor([[1., nan, -inf]], requires_grad=True)",
+    "ties": "torch.tensor([[2., 2.], [-1., -1.]], requires_grad=True)",
+    "no-columns": "torch.zeros(2, 0, requires_grad=True)",
+    "no-rows": "torch.zeros(0, 2, requires_grad=True)",
+}
+ALONG_DIMS = ["x.sum(0, keepdim=True)", "x.mean(0)", "x.var(0)", "x.std(0)", "x.std(1)",
+              "x.var(1, unbiased=False)", "x.norm(dim=0)", "x.norm(p=1, dim=1)",
+              "x.norm(p=inf, dim=1)", "x.logsumexp(0)", "x.logsumexp((0, 1))",
+              "x.softmax(0)", "x.log_softmax(1)", "x.max(0).values", "x.min(1).values",
+              "x.max(1, keepdim=True).values", "x.amax(0)", "x.amin((0, 1))", "x.prod(0)",
+              "x.prod(1)", "x.argmin(0)", "x.max()"]
+SWEEP_DIMS = [(f"{op} of {name}", f"x = {data}\ny = {op}\n"
+               "if y.requires_grad:\n    y.sum().backward()\nout = [y, x.grad]")
+              for name, data in MATRICES.items() for op in ALONG_DIMS]
+EVERY_SWEEP = SWEEP + SWEEP_GRAPH + SWEEP_BINARY + SWEEP_DIMS
+
+
+@pytest.mark.parametrize("source", [s for _, s in EVERY_SWEEP], ids=[i for i, _ in EVERY_SWEEP])
 def test_no_runtime_warning_reaches_the_learner(source):
     assert "RuntimeWarning" not in kit(source)[-1]
 
 
 # ------------------------------------------------- against PyTorch ---
 @needs_torch
-@pytest.mark.parametrize("source", [s for _, s in SWEEP], ids=[i for i, _ in SWEEP])
+@pytest.mark.parametrize("source", [s for _, s in EVERY_SWEEP], ids=[i for i, _ in EVERY_SWEEP])
 def test_edge_values_and_gradients_as_in_pytorch(source):
     assert_same(kit(source), reference(source), source)
 
@@ -251,6 +292,16 @@ LOSS_CASES = {
     "empty-nll": "x = torch.zeros(0, 4, requires_grad=True)\n"
                  "out = F.cross_entropy(x, torch.zeros(0, dtype=torch.long), reduction='{r}')\n"
                  "out.sum().backward()\nout = [out, x.grad]",
+    "bce-edges": "x = torch.tensor([0., 1., 1e-30, 1.], requires_grad=True)\n"
+                 "y = torch.tensor([0., 1., 1., 0.], requires_grad=True)\n"
+                 "out = F.binary_cross_entropy(x, y, reduction='{r}')\nout.sum().backward()\n"
+                 "out = [out, x.grad, y.grad]",
+    "cross-entropy-inf": "x = torch.tensor([[inf, 0.], [-inf, 0.], [-inf, -inf]], "
+                         "requires_grad=True)\nout = F.cross_entropy(x, torch.tensor([0, 1, 0]), "
+                         "reduction='{r}')\nout.sum().backward()\nout = [out, x.grad]",
+    "mse-inf": "x = torch.tensor([inf, 1., nan], requires_grad=True)\n"
+               "out = F.mse_loss(x, torch.tensor([inf, inf, 0.]), reduction='{r}')\n"
+               "out.sum().backward()\nout = [out, x.grad]",
     "double-target": "out = F.mse_loss(torch.tensor([1., 2.]), torch.tensor(3., "
                      "dtype=torch.float64), reduction='{r}')",
     "int-target": "out = F.mse_loss(torch.tensor([1., 2.]), torch.tensor([1, 3]), "

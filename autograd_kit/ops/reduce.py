@@ -202,7 +202,10 @@ def _variance(name, x, dim, unbiased, keepdim, correction):
         dev = a - backend.reduce_mean(a, dims, True)
     else:
         dev = a
-    if n - c <= 0:
+    kept = 1
+    for d in range(a.ndim):
+        kept *= 1 if d in dims else a.shape[d]
+    if a.size / builtins.max(kept, 1) - c <= 0:  # (PyTorch's count: numel in / numel out)
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
