@@ -240,7 +240,17 @@ ALONG_DIMS = ["x.sum(0, keepdim=True)", "x.mean(0)", "x.var(0)", "x.std(0)", "x.
 SWEEP_DIMS = [(f"{op} of {name}", f"x = {data}\ny = {op}\n"
                "if y.requires_grad:\n    y.sum().backward()\nout = [y, x.grad]")
               for name, data in MATRICES.items() for op in ALONG_DIMS]
-EVERY_SWEEP = SWEEP + SWEEP_GRAPH + SWEEP_BINARY + SWEEP_DIMS
+INTEGERS = {"int64": "torch.tensor([3, -1, 0])", "int32": "torch.tensor([[3, -1], [0, 2]], "
+            "dtype=torch.int32)", "bool": "torch.tensor([True, False])",
+            "empty-int": "torch.zeros(0, dtype=torch.long)"}
+ON_INTEGERS = ["x.sum()", "x.prod()", "x.max()", "x.amax(-1)", "x.argmax()", "x.abs()",
+               "x.sign()", "x.mean()", "x.std()", "x.norm()", "x.logsumexp(-1)", "x.softmax(-1)",
+               "x.exp()", "x.sqrt()", "x / 2", "x * 2.5", "x // 2", "x % 2", "x ** 2",
+               "x.float().mean()", "torch.stack([x, x.double()])", "x.clamp(0, 1)",
+               "x == 0", "x.sum(-1)", "x.max(-1).values", "x.clamp(0.5, 1.5)", "x.argmin()"]
+SWEEP_INTEGERS = [(f"{op} of {name}", f"x = {data}\nout = {op}")
+                  for name, data in INTEGERS.items() for op in ON_INTEGERS]
+EVERY_SWEEP = SWEEP + SWEEP_GRAPH + SWEEP_BINARY + SWEEP_DIMS + SWEEP_INTEGERS
 
 
 @pytest.mark.parametrize("source", [s for _, s in EVERY_SWEEP], ids=[i for i, _ in EVERY_SWEEP])

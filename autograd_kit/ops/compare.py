@@ -81,6 +81,8 @@ def logical_not(x):
 def _arg_extreme(x, dim, keepdim, name):
     a = x._data
     xp = backend.xp_of(a)
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         check_not_empty(name, a, None)
         i = a.argmax() if name == "argmax" else a.argmin()

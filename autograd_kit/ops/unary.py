@@ -60,6 +60,8 @@ def rsqrt(x):
 
 
 def abs(x):  # noqa: A001 - PyTorch's name
+    if x._data.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return record(AbsBackward0, _xp(x).abs(x._data), (x,), self=x)
 
 
@@ -76,7 +78,12 @@ def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
     """Limit values to [min, max]; the gradient passes only where x was inside."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    out = _xp(x).clip(x._data, min, max).astype(x._data.dtype, copy=False)
+    d = x._data
+    dt = d.dtype  # PyTorch's result type: an int tensor clamped to 0.5 becomes float
+    for bound in (min, max):
+        if bound is not None and not hasattr(bound, "_data"):
+            dt = backend.promote(d.astype(dt, copy=False), backend.scalar_array(bound, d))
+    out = _xp(x).clip(d, min, max).astype(dt, copy=False)
     return record(ClampBackward1, out, (x,), self=x, min=min, max=max)
 
 
@@ -91,7 +98,8 @@ def clamp_max(x, max):  # noqa: A002
 def sign(x):
     """-1, 0 or 1 (0 at NaN, as in PyTorch; numpy's sign gives NaN)."""
     d = x._data
-    out = (d > 0).astype(d.dtype) - (d < 0) if d.dtype.kind == "f" else _xp(x).sign(d)
+    out = (d > 0).astype(d.dtype) - (d < 0) if d.dtype.kind == "f" else \
+        d.copy() if d.dtype.kind == "b" else _xp(x).sign(d)
     return record(SignBackward0, out, (x,))
 
 
