@@ -229,7 +229,7 @@ def _softmax_input(x, dim, dtype, name):
     """The array softmax works on, the axis, and the dim as PyTorch records it."""
     a = x._data if dtype is None else x._data.astype(backend.np_dtype(dtype))
     d = wrap_dim(dim, a.ndim)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fc" and a.size:  # (no kernel runs for an empty tensor)
         kernel = "lastdim_kernel_impl" if d == a.ndim - 1 else "kernel_impl"
         raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
                                   f"'{scalar_type_name(a.dtype)}'")
@@ -242,6 +242,8 @@ _NO_MAX = float("-inf")  # the max of no numbers: softmax of an empty row stays 
 def softmax(x, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``, computed stably (max subtracted)."""
     a, axis, d = _softmax_input(x, dim, dtype, "softmax")
+    if not a.size:
+        return record(SoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
     e = xp.exp(a - a.max(axis=axis, keepdims=True, initial=_NO_MAX))
     return record(SoftmaxBackward0, e / _sum(e, axis, None, True), (x,),
@@ -250,6 +252,8 @@ def softmax(x, dim, dtype=None):
 
 def log_softmax(x, dim, dtype=None):
     a, axis, d = _softmax_input(x, dim, dtype, "log_softmax")
+    if not a.size:
+        return record(LogSoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
     shifted = a - a.max(axis=axis, keepdims=True, initial=_NO_MAX)
     out = shifted - xp.log(_sum(xp.exp(shifted), axis, None, True))
