@@ -263,6 +263,16 @@ def reduce_prod(a, axis=None, keepdims: builtins.bool = False):
     return a.prod(axis=axis, keepdims=keepdims)
 
 
+def reduce_max(a, axis=None, keepdims: builtins.bool = False, empty=-np.inf):
+    """The largest value, and ``empty`` over no elements (numpy's max refuses that)."""
+    if a.__class__ is np.ndarray:
+        return np.maximum.reduce(a, axis, None, None, keepdims, empty)
+    if a.size:
+        return a.max(axis=axis, keepdims=keepdims)
+    shape = np.empty(a.shape).sum(axis=axis, keepdims=keepdims).shape  # (just the shape)
+    return xp_of(a).full(shape, empty, dtype=a.dtype)
+
+
 def cumprod(a, axis):
     if a.__class__ is np.ndarray:
         return np.multiply.accumulate(a, axis)

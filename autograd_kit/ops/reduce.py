@@ -236,16 +236,13 @@ def _softmax_input(x, dim, dtype, name):
     return a, (d if a.ndim else None), d
 
 
-_NO_MAX = float("-inf")  # the max of no numbers: softmax of an empty row stays empty
-
-
 def softmax(x, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``, computed stably (max subtracted)."""
     a, axis, d = _softmax_input(x, dim, dtype, "softmax")
     if not a.size:
         return record(SoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
-    e = xp.exp(a - a.max(axis=axis, keepdims=True, initial=_NO_MAX))
+    e = xp.exp(a - backend.reduce_max(a, axis, True))
     return record(SoftmaxBackward0, e / _sum(e, axis, None, True), (x,),
                   result=RESULT, dim=d)
 
@@ -255,7 +252,7 @@ def log_softmax(x, dim, dtype=None):
     if not a.size:
         return record(LogSoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
-    shifted = a - a.max(axis=axis, keepdims=True, initial=_NO_MAX)
+    shifted = a - backend.reduce_max(a, axis, True)
     out = shifted - xp.log(_sum(xp.exp(shifted), axis, None, True))
     return record(LogSoftmaxBackward0, out, (x,), result=RESULT, dim=d)
 
@@ -269,7 +266,7 @@ def logsumexp(x, dim, keepdim=False):
         a = a.astype(backend.get_default_dtype().np)
     xp = backend.xp_of(a)
     dims = normalize_dims(dim, a.ndim)
-    m = a.max(axis=dims, keepdims=True, initial=_NO_MAX)
+    m = backend.reduce_max(a, dims, True)  # (-inf over no elements)
     m = xp.where(xp.isinf(m), 0, m).astype(a.dtype, copy=False)
     out = xp.log(_sum(xp.exp(a - m), dims, None, True)) + m
     if not keepdim:
