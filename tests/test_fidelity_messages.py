@@ -116,6 +116,42 @@ ERRORS = [
     ("torch.tensor([1, 2]) % torch.tensor([0, 1])", "RuntimeError", "ZeroDivisionError"),
     ("torch.tensor([True]) // torch.tensor([False])", "NotImplementedError",
      "\"div_floor_cpu\" not implemented for 'Bool'"),
+    ("torch.zeros(2, 3).sum(dim=(0, -2))", "RuntimeError",
+     "dim 0 appears multiple times in the list of dims"),
+    ("torch.zeros(2, 3).mean(dim=(1, 1))", "RuntimeError",
+     "dim 1 appears multiple times in the list of dims"),
+    ("torch.zeros(2, 3).flatten(1, 0)", "RuntimeError",
+     "flatten() has invalid args: start_dim cannot come after end_dim"),
+    ("torch.zeros(2, 3).expand(3)", "RuntimeError", "expand(torch.FloatTensor{[2, 3]}, size=[3]): "
+     "the number of sizes provided (1) must be greater or equal to the number of dimensions in "
+     "the tensor (2)"),
+    ("torch.zeros(2, 3).expand(-1, -1, 3)", "RuntimeError", "The expanded size of the tensor (-1) "
+     "isn't allowed in a leading, non-existing dimension 0"),
+    ("torch.zeros(2, 3) @ torch.zeros(4)", "RuntimeError",
+     "size mismatch, got input (2), mat (2x3), vec (4)"),
+    ("torch.zeros(3) @ torch.zeros(4)", "RuntimeError", "inconsistent tensor size, expected "
+     "tensor [3] and src [4] to have the same number of elements, but got 3 and 4 elements "
+     "respectively"),
+    ("torch.zeros(2, 3)[torch.tensor([5])]", "IndexError",
+     "index 5 is out of bounds for dimension 0 with size 2"),
+    ("torch.zeros(2, 3)[1.5]", "IndexError", "only integers, slices (`:`), ellipsis (`...`), None "
+     "and long or byte Variables are valid indices (got float)"),
+    ("torch.zeros(2, 3).masked_fill(torch.zeros(4, dtype=torch.bool), 1.)", "RuntimeError",
+     BROADCAST.format(4, 3, 1)),
+    ("torch.zeros(2, 3).masked_fill(torch.zeros(2, 3), 1.)", "RuntimeError",
+     "masked_fill_ only supports boolean masks, but got mask with dtype float"),
+    ("torch.zeros(2).masked_fill(torch.zeros(2, dtype=torch.long), 1.)", "RuntimeError",
+     "masked_fill_ only supports boolean masks, but got mask with dtype long int"),
+    ("torch.where(torch.zeros(3), torch.ones(3), torch.zeros(3))", "RuntimeError",
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
+    ("torch.ones(2).split([1, -1, 2])", "RuntimeError", "split_with_sizes expects split_sizes "
+     "have only non-negative entries, but got split_sizes=[1, -1, 2]"),
+    ("torch.zeros(2, 3).softmax(dim=None)", "TypeError",
+     "softmax(): argument 'dim' must be int, not NoneType"),
+    ("torch.eye(-1)", "RuntimeError", "n must be greater or equal to 0, got -1"),
+    ("torch.arange(0, 5, 0)", "RuntimeError", "step must be nonzero"),
+    ("torch.arange(5, 0)", "RuntimeError", "upper bound and lower bound inconsistent with step sign"),
+    ("torch.linspace(0, 1, -1)", "RuntimeError", "number of steps must be non-negative"),
     # making tensors
     ("torch.tensor('abc')", "TypeError", "new(): invalid data type 'str'"),
     ("torch.tensor(['a', 'b'])", "ValueError", "too many dimensions 'str'"),

@@ -130,6 +130,14 @@ def matmul(a, b):
     try:
         out = da @ db
     except ValueError:
+        if na == 1 and nb == 1:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{da.shape[0]}] and "
+                               f"src [{db.shape[0]}] to have the same number of elements, but "
+                               f"got {da.shape[0]} and {db.shape[0]} elements respectively"
+                               ) from None
+        if na == 2 and nb == 1:
+            raise RuntimeError(f"size mismatch, got input ({da.shape[0]}), mat "
+                               f"({da.shape[0]}x{da.shape[1]}), vec ({db.shape[0]})") from None
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                            f"({'x'.join(map(str, da.shape))} and "
                            f"{'x'.join(map(str, db.shape))})") from None

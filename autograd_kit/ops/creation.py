@@ -173,6 +173,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
         dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+        for name, v in (("n", n), ("m", m)):
+            if v is not None and v < 0:
+                raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
         return _finish(backend.xp_for(_dev(device)).eye(n, m, dtype=dt), requires_grad)
     except Exception as err:
         raise errors.short(err)
@@ -221,6 +224,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         if dtype is None:
             ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
             dtype = backend.int64 if ints else backend.get_default_dtype()
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+        if (end - start) * step < 0:
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
         xp = backend.xp_for(_dev(device))
         data = xp.arange(start, end, step).astype(backend.np_dtype(dtype))
         return _finish(data, requires_grad)
@@ -231,6 +238,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
         dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+        if steps < 0:
+            raise RuntimeError("number of steps must be non-negative")
         xp = backend.xp_for(_dev(device))
         return _finish(xp.linspace(start, end, steps).astype(dt), requires_grad)
     except Exception as err:

@@ -39,7 +39,14 @@ def getitem(x, key):
     key = key if isinstance(key, tuple) else (key,)
     key = tuple(_as_index(k) for k in key)
     if not builtins.all(_is_basic(k) for k in key):
-        out = x._data[key]
+        try:
+            out = x._data[key]
+        except IndexError as err:  # numpy's words, made PyTorch's
+            bad = next((k for k in key if isinstance(k, float)), None)
+            if bad is not None:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                                 "byte Variables are valid indices (got float)") from None
+            raise IndexError(str(err).replace(" for axis ", " for dimension ")) from None
         return record(IndexBackward0, out, (x,), indices=key, self_sym_sizes=x._data.shape)
     consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     if consuming > x.ndim:
@@ -144,7 +151,10 @@ def split(x, split_size, dim=0):
         sizes = _split_sizes(n, split_size)
     else:
         sizes = [int(s) for s in split_size]
-        if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
+        if builtins.any(s < 0 for s in sizes):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={sizes}")
+        if builtins.sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {dim}), but got "
                                f"split_sizes={sizes}")

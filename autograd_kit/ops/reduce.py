@@ -36,6 +36,9 @@ def normalize_dims(dim, ndim: int) -> tuple:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     axes = [wrap_dim(d, ndim) for d in dims]
+    if len(axes) > 1 and len(set(axes)) != len(axes):
+        repeated = next(d for d in axes if axes.count(d) > 1)
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return tuple(sorted(axes)) if ndim else ()
 
 
@@ -227,6 +230,8 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _softmax_input(x, dim, dtype, name):
     """The array softmax works on, the axis, and the dim as PyTorch records it."""
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
     a = x._data if dtype is None else x._data.astype(backend.np_dtype(dtype))
     d = wrap_dim(dim, a.ndim)
     if a.dtype.kind not in "fc" and a.size:  # (no kernel runs for an empty tensor)

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 from ._rules import record, rule
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 from .reduce import wrap_dim
 
 
@@ -81,6 +81,8 @@ def flatten(x, start_dim=0, end_dim=-1):
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if nd == 0:
         return reshape(x, 1)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return x
     shape = x.shape
@@ -150,6 +152,15 @@ def expand(x, *sizes):
     sizes = _shape_arg(sizes)
     a = x._data
     lead = len(sizes) - a.ndim
+    if lead < 0:
+        from ..tensor import type_name
+        raise RuntimeError(f"expand({type_name(a)}{{{list(a.shape)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({a.ndim})")
+    for i in range(lead):
+        if sizes[i] < 0:
+            raise RuntimeError(f"The expanded size of the tensor ({sizes[i]}) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
     target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s
                    for i, s in enumerate(sizes))
     try:
@@ -268,6 +279,9 @@ def where(condition, a=None, b=None):
     from ._rules import as_tensor_pair, check_broadcast
     a, b, da, db = as_tensor_pair(a, b)
     cond = condition._data if isinstance(condition, Tensor) else condition
+    if cond.dtype.kind != "b":
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {scalar_type_name(cond.dtype)}")
     try:
         out = backend.xp_of(da).where(cond, da, db)
     except ValueError:
@@ -278,12 +292,24 @@ def where(condition, a=None, b=None):
     return record(WhereBackward0, out, (a, b), condition=Tensor._make(cond))
 
 
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
+
+
 def masked_fill(x, mask, value):
     """x with ``value`` where mask is True; the gradient passes where it is False."""
     from ._rules import as_tensor_pair
+    from ._rules import check_broadcast
     x, v, dx, dv = as_tensor_pair(x, value)
     m = mask._data if isinstance(mask, Tensor) else mask
-    out = backend.xp_of(dx).where(m, dv, dx)
+    if m.dtype.kind != "b":
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}")
+    try:
+        out = backend.xp_of(dx).where(m, dv, dx)
+    except ValueError:
+        check_broadcast(m, dx)
+        raise
     return record(MaskedFillBackward0, out, (x, v) if isinstance(value, Tensor) else (x,),
                   mask=Tensor._make(m))
 
