@@ -53,7 +53,8 @@ def _check_new_shape(shape) -> None:
 
 def reshape(x, *shape):
     shape = _shape_arg(shape)
-    _check_new_shape(shape)
+    if shape and min(shape) < 0:  # (-1: the size to infer)
+        _check_new_shape(shape)
     try:
         out = x._data.reshape(shape)
     except ValueError:
