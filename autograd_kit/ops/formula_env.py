@@ -365,7 +365,8 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
-_WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, where, expand, reshape, mT, transpose, t, permute,
+_WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, where, expand,
+          reshape, mT, transpose, t, permute,
           squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
           product_of_others, mm_mat2_grad, count_of, select_key, slice_key, zero_at,
