@@ -279,7 +279,7 @@ def where(condition, a=None, b=None):
             condition._data))
     from ._rules import as_tensor_pair, check_broadcast
     a, b, da, db = as_tensor_pair(a, b)
-    cond = condition._data if isinstance(condition, Tensor) else condition
+    cond = condition._data if isinstance(condition, Tensor) else backend.as_array(condition)
     if cond.dtype.kind != "b":
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {scalar_type_name(cond.dtype)}")
@@ -302,7 +302,7 @@ def masked_fill(x, mask, value):
     from ._rules import as_tensor_pair
     from ._rules import check_broadcast
     x, v, dx, dv = as_tensor_pair(x, value)
-    m = mask._data if isinstance(mask, Tensor) else mask
+    m = mask._data if isinstance(mask, Tensor) else backend.as_array(mask)
     if m.dtype.kind != "b":
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}")
