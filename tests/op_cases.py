@@ -226,12 +226,16 @@ CASES: dict[str, list[Case]] = {
         C("mse-sum", normal((3, 4), (3, 4)), lambda x, y: loss.mse_loss(x, y, "sum")),
         C("mse-none", normal((3, 4), (3, 4)), lambda x, y: loss.mse_loss(x, y, "none")),
         C("mse-target-broadcast", normal((3, 4), (4,)), lambda x, y: loss.mse_loss(x, y)),
+        # the input broadcasts against the target: the mean is over all 3 x 3 differences
+        C("mse-input-broadcast", normal((3,), (3, 1)), lambda x, y: loss.mse_loss(x, y)),
     ],
     "NllLossBackward0": [
         C("nll-mean", normal((3, 5)), lambda x: loss.nll_loss(x, const(x, TARGET))),
         C("nll-sum", normal((3, 5)), lambda x: loss.nll_loss(x, const(x, TARGET), "sum")),
         C("nll-none", normal((3, 5)), lambda x: loss.nll_loss(x, const(x, TARGET), "none")),
         C("cross-entropy", normal((3, 5)), lambda x: loss.cross_entropy(x, const(x, TARGET))),
+        C("nll-ignore-index", normal((3, 5)),
+          lambda x: loss.nll_loss(x, const(x, [4, -100, 0]))),
     ],
     "BinaryCrossEntropyBackward0": [
         C("bce-mean", uniform(0.1, 0.9, (3, 4), (3, 4)),

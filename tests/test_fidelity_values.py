@@ -189,6 +189,8 @@ ELEMENTWISE = [
     "F.leaky_relu(x, 0.1)", "x ** 2", "x ** 0.5", "x ** -1", "x ** 0", "2 ** x", "0 ** x",
     "0.5 ** x", "x * 2", "x / 0", "1 / x", "x - x", "x * x", "x / x", "x ** x",
     "torch.maximum(x, torch.zeros_like(x))", "torch.minimum(x, x)", "torch.where(x > 0, x, 0.)",
+    "x.clone().sqrt_()", "x.clone().div_(0)", "x.clone().clamp_(0, 1)", "x.clone().relu_()",
+    "x.clone().log_()", "x * 1 + x.abs()",
 ]
 REDUCTIONS = [
     "x.sum()", "x.mean()", "x.max()", "x.min()", "x.amax()", "x.prod()", "x.var()",

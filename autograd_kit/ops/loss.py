@@ -84,6 +84,9 @@ def cross_entropy(input, target, reduction: str = "mean"):
 def binary_cross_entropy(input, target, reduction: str = "mean"):
     check_reduction(reduction)
     x, y, dx, dy = as_tensor_pair(input, target)
+    if dx.shape != dy.shape:  # (PyTorch never broadcasts the target here)
+        raise ValueError(f"Using a target size ({y.shape}) that is different to the input "
+                         f"size ({x.shape}) is deprecated. Please ensure they have the same size.")
     for name, d in (("input", dx), ("target", dy)):
         if d.size and not (d.min() >= 0 and d.max() <= 1):  # (NaN fails too)
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
