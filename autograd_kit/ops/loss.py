@@ -71,7 +71,7 @@ def nll_loss(input, target, reduction: str = "mean", ignore_index: int = -100):
     else:
         out = backend.reduce_sum(picked)
         if reduction == "mean":
-            out = out / a.dtype.type(backend.reduce_sum(kept))
+            out = out / a.dtype.type(int(backend.reduce_sum(kept)))  # (0 kept: NaN)
     return record(NllLossBackward0, xp.asarray(out, dtype=a.dtype), (input,), target=target,
                   reduction=reduction, ignore_index=ignore_index, self_sym_sizes=a.shape)
 
