@@ -13,7 +13,7 @@ from ..tensor import Tensor, scalar_type_name
 from ._rules import as_tensor_pair, check_broadcast
 from .reduce import check_not_empty, wrap_dim
 
-_OPERANDS = (int, float, bool, complex)
+_NOT_OPERANDS = (str, bytes, type(None), dict, set)
 # the kernels PyTorch names when an op does not exist for a dtype
 _KERNELS = {operator.and_: "bitwise_and_cpu", operator.or_: "bitwise_or_cpu",
             operator.xor: "bitwise_xor_cpu", operator.floordiv: "div_floor_cpu",
@@ -22,7 +22,7 @@ _KERNELS = {operator.and_: "bitwise_and_cpu", operator.or_: "bitwise_or_cpu",
 
 def _no_grad_binary(op):
     def fn(a, b):
-        if not isinstance(b, (Tensor, *_OPERANDS)) or not isinstance(a, (Tensor, *_OPERANDS)):
+        if isinstance(b, _NOT_OPERANDS) or isinstance(a, _NOT_OPERANDS):
             return NotImplemented  # ``t == "a"`` is False, ``t < "a"`` a TypeError
         a, b, da, db = as_tensor_pair(a, b)
         try:
