@@ -98,7 +98,7 @@ def mean(x, dim=None, keepdim=False, dtype=None):
 
 def check_not_empty(name: str, a, dims) -> None:
     """PyTorch refuses max/min/argmax... over nothing: there is no extreme of no numbers."""
-    if dims is None:  # (dims: as the learner gave them, for the message)
+    if dims is None:  # (dims: as PyTorch's message names them)
         if a.size == 0:
             if name.startswith("arg"):
                 raise IndexError(errors.EMPTY_REDUCTION.format(name=name))
