@@ -16,7 +16,7 @@ from .backend import (bool, complex64, complex128, device, double, dtype, float,
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Size, Tensor
 from . import ops
-from .ops.arith import add, addmm, div, dot, matmul, mm, mul, neg, pow, rsub, sub
+from .ops.arith import addmm, rsub
 from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, isfinite,
                           isnan, le, logical_not, lt, ne, nonzero)
 from .ops.convert import to
@@ -24,15 +24,15 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
                            full_like, linspace, manual_seed, normal, ones, ones_like, rand,
                            rand_like, randint, randn, randn_like, randperm, seed, tensor,
                            zeros, zeros_like)
-from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, maximum, mean, min, minimum,
-                         norm, prod, softmax, std, sum, var)
+from .ops.reduce import amax, amin, log_softmax, logsumexp, max, min, norm, softmax, std, var
 from .ops.indexing import chunk, narrow, split, unbind
 from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, hstack,
                         permute, repeat, reshape, squeeze, stack, t, transpose, unsqueeze,
                         vstack, where)
-from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor, leaky_relu,
-                        log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
-                        tanh)
+from .ops.unary import clamp_max, clamp_min, leaky_relu, relu
+from .ops.out import (abs, add, ceil, clamp, cos, div, dot, exp, floor, log,  # (out=)
+                      matmul, maximum, mean, minimum, mm, mul, neg, pow, prod, reciprocal,
+                      round, rsqrt, sigmoid, sign, sin, sqrt, square, sub, sum, tanh)
 from . import autograd, cuda
 from .i18n import get_language, set_language
 from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor

@@ -9,6 +9,7 @@ PyTorch prints everywhere: ``dtype`` (``torch.float32``) and ``device``
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -19,6 +20,21 @@ except Exception:  # pragma: no cover - depends on the machine
 
 ndarray = np.ndarray
 _NUMPY_SCALARS = (np.generic,)
+
+# numpy warns ("divide by zero encountered in log", "invalid value encountered in
+# multiply", "Mean of empty slice") where PyTorch silently gives inf or NaN.  The
+# kit gives the same numbers and, like PyTorch, says nothing: numpy's
+# RuntimeWarnings are ignored when they come from the kit's own code.  A warnings
+# filter costs nothing until a warning is raised (``np.errstate`` around every op
+# would cost a microsecond each), and the learner's own numpy code still warns.
+def quiet_numpy_warnings() -> None:
+    """Install that filter (again: a ``warnings.catch_warnings()`` block around
+    ``import autograd_kit`` -- pytest puts one around collecting the tests --
+    takes it away on leaving the block)."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"autograd_kit(\.|$)")
+
+
+quiet_numpy_warnings()
 
 
 # ---------------------------------------------------------------- dtypes --
@@ -227,8 +243,50 @@ def sum_to(a, shape):
     """Array ``a`` summed down to ``shape`` (see :func:`broadcast_axes`)."""
     lead, axes = broadcast_axes(a.shape, shape)
     if axes:
-        a = a.sum(axis=axes, keepdims=True)
+        a = reduce_sum(a, axes, keepdims=True)
     return a.reshape(shape) if lead else a
+
+
+# Reductions through the ufuncs themselves (``np.add.reduce``), not the array
+# methods (``a.sum()``): the methods run through numpy's own Python code, so
+# their warnings (inf - inf summed, a mean of nothing) would seem to come from
+# numpy, not from the kit, and pass the filter above.  (cupy: the methods.)
+def reduce_sum(a, axis=None, dtype=None, keepdims: builtins.bool = False):
+    if a.__class__ is np.ndarray:
+        return np.add.reduce(a, axis, dtype, None, keepdims)
+    return a.sum(axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def reduce_prod(a, axis=None, keepdims: builtins.bool = False):
+    if a.__class__ is np.ndarray:
+        return np.multiply.reduce(a, axis, None, None, keepdims)
+    return a.prod(axis=axis, keepdims=keepdims)
+
+
+def reduce_max(a, axis=None, keepdims: builtins.bool = False, empty=-np.inf):
+    """The largest value, and ``empty`` over no elements (numpy's max refuses that)."""
+    if a.__class__ is np.ndarray:
+        return np.maximum.reduce(a, axis, None, None, keepdims, empty)
+    if a.size:
+        return a.max(axis=axis, keepdims=keepdims)
+    shape = np.empty(a.shape).sum(axis=axis, keepdims=keepdims).shape  # (just the shape)
+    return xp_of(a).full(shape, empty, dtype=a.dtype)
+
+
+def cumprod(a, axis):
+    if a.__class__ is np.ndarray:
+        return np.multiply.accumulate(a, axis)
+    return xp_of(a).cumprod(a, axis=axis)
+
+
+def reduce_mean(a, axis=None, keepdims: builtins.bool = False):
+    """The mean; NaN over no elements (numpy's ``mean`` also warns)."""
+    if a.__class__ is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4:
+        return a.mean(axis=axis, keepdims=keepdims)  # (float16: numpy sums in float32)
+    n = a.size if axis is None else builtins.int(np.prod(
+        [a.shape[d] for d in ((axis,) if builtins.isinstance(axis, builtins.int) else axis)]))
+    total = np.add.reduce(a, axis, None, None, keepdims)
+    return np.true_divide(total, n, dtype=a.dtype) if n else total / a.dtype.type(0)
 
 
 def is_broadcast_one(a) -> builtins.bool:
@@ -236,7 +294,8 @@ def is_broadcast_one(a) -> builtins.bool:
 
     That is what the backward of ``sum()`` sends on (d sum / dx = 1 for every
     element); multiplying by it would only copy the other factor."""
-    return a.ndim > 0 and not builtins.any(a.strides) and builtins.bool(a.reshape(-1)[0] == 1)
+    return a.ndim > 0 and a.size > 0 and not builtins.any(a.strides) and \
+        builtins.bool(a.reshape(-1)[0] == 1)
 
 
 def multiply_into(a, b):

@@ -264,3 +264,15 @@ INDEX_PUT_SHAPE = ("shape mismatch: value tensor of shape {value} cannot be broa
                    "indexing result of shape {result}")
 INPLACE_CAST = "result type {src} can't be cast to the desired output type {dst}"
 INPLACE_SHAPE = "output with shape {out} doesn't match the broadcast shape {bshape}"
+
+# -- values PyTorch refuses (reductions, losses, shapes) ----------------------------------
+MEAN_DTYPE = ("mean(): could not infer output dtype. {what} dtype must be either a floating "
+              "point or complex dtype. Got: {got}")
+EMPTY_REDUCTION = "{name}(): Expected reduction dim to be specified for input.numel() == 0."
+EMPTY_REDUCTION_HINT = " Specify the reduction dim with the 'dim' argument."
+EMPTY_REDUCTION_DIM = "{name}(): Expected reduction dim {dim} to have non-zero size."
+NORM_INF_EMPTY = ("linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
+                  "the operation does not have an identity")
+NORM_INF_EMPTY_DIM = ("linalg.vector_norm cannot compute the {ord} norm on the dimension {dim}"
+                      "because this dimension is empty and the operation does not have an "
+                      "identity")

@@ -157,7 +157,6 @@ CASES: dict[str, list[Case]] = {
         C("pow-negative-exponent", positive((4,)), lambda a: a ** -1.5),
         C("pow-zero-exponent", normal((4,)), lambda a: a ** 0),
         C("square", normal((2, 3)), lambda a: a.square()),
-        C("norm-p3", nonzero((2, 3)), lambda a: a.norm(p=3)),
         C("pow_-inplace", positive((2, 3)), lambda a: cloned(a).pow_(1.5)),
     ],
     "PowBackward1": [
@@ -227,12 +226,16 @@ CASES: dict[str, list[Case]] = {
         C("mse-sum", normal((3, 4), (3, 4)), lambda x, y: loss.mse_loss(x, y, "sum")),
         C("mse-none", normal((3, 4), (3, 4)), lambda x, y: loss.mse_loss(x, y, "none")),
         C("mse-target-broadcast", normal((3, 4), (4,)), lambda x, y: loss.mse_loss(x, y)),
+        # the input broadcasts against the target: the mean is over all 3 x 3 differences
+        C("mse-input-broadcast", normal((3,), (3, 1)), lambda x, y: loss.mse_loss(x, y)),
     ],
     "NllLossBackward0": [
         C("nll-mean", normal((3, 5)), lambda x: loss.nll_loss(x, const(x, TARGET))),
         C("nll-sum", normal((3, 5)), lambda x: loss.nll_loss(x, const(x, TARGET), "sum")),
         C("nll-none", normal((3, 5)), lambda x: loss.nll_loss(x, const(x, TARGET), "none")),
         C("cross-entropy", normal((3, 5)), lambda x: loss.cross_entropy(x, const(x, TARGET))),
+        C("nll-ignore-index", normal((3, 5)),
+          lambda x: loss.nll_loss(x, const(x, [4, -100, 0]))),
     ],
     "BinaryCrossEntropyBackward0": [
         C("bce-mean", uniform(0.1, 0.9, (3, 4), (3, 4)),
@@ -325,6 +328,12 @@ CASES: dict[str, list[Case]] = {
         C("norm-all", normal((3, 4)), lambda x: x.norm()),
         C("norm-dim", normal((3, 4)), lambda x: ak.norm(x, dim=1)),
         C("norm-dim-keepdim", normal((2, 3, 4)), lambda x: x.norm(dim=(0, 2), keepdim=True)),
+        C("norm-p3", nonzero((2, 3)), lambda a: a.norm(p=3)),
+        C("norm-p1-dim", nonzero((3, 4)), lambda a: a.norm(p=1, dim=1)),
+        C("norm-p1.5", nonzero((2, 3)), lambda a: a.norm(p=1.5)),
+        C("norm-p0.5-dim", nonzero((3, 4)), lambda a: ak.norm(a, p=0.5, dim=0)),
+        C("norm-inf-dim", distinct((3, 4)), lambda a: a.norm(p=float("inf"), dim=1)),
+        C("norm-minus-inf", distinct((3, 4)), lambda a: a.norm(p=float("-inf"))),
     ],
     "ProdBackward0": [
         C("prod-all", nonzero((2, 3)), lambda x: x.prod()),

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import warnings
 
+from .. import backend, errors
 from ..ops import loss as _loss
 from ..ops.arith import addmm
 from ..ops.inplace import inplace as _inplace
 from ..ops.unary import leaky_relu as _leaky_relu
 
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 
 
 # -- layers -------------------------------------------------------------------------
@@ -93,20 +94,42 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
                       UserWarning, stacklevel=3)
 
 
+def _broadcast_pair(input: Tensor, target: Tensor):
+    """Input and target expanded to one shape, as PyTorch's losses do when the
+    sizes differ: the mean is then over every element of the broadcast
+    difference, and the gradient of the expanded input is summed back."""
+    if target.shape == input.shape:
+        return input, target
+    _warn_size(input, target)
+    from ..ops._rules import check_broadcast
+    a, b = (t._data if isinstance(t, Tensor) else t for t in (input, target))
+    check_broadcast(a, b)
+    shape = backend.broadcast_shapes(a.shape, b.shape)
+    return input.expand(*shape), target.expand(*shape)
+
+
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error: mean((x - y)²); one node, MseLossBackward0."""
-    _warn_size(input, target)
-    return _loss.mse_loss(input, target, reduction)
+    try:
+        input, target = _broadcast_pair(input, target)
+        return _loss.mse_loss(input, target, reduction)
+    except (RuntimeError, ValueError, NotImplementedError) as err:
+        raise errors.short(err)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error: mean(|x - y|); its gradient is sign(x - y) / N."""
-    _warn_size(input, target)
-    return _loss.reduce_loss((input - target).abs(), reduction)
+    try:
+        input, target = _broadcast_pair(input, target)
+        _loss.check_reduction(reduction)
+        return _loss.reduce_loss((input - target).abs(), reduction)
+    except (RuntimeError, ValueError) as err:
+        raise errors.short(err)
 
 
 _TYPE_WORDS = {"float16": "Half", "float32": "Float", "float64": "Double",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bool": "Bool"}
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bool": "Bool",
+               "int32": "Int", "int16": "Short", "int8": "Char"}
 
 
 def _check_class_target(target: Tensor) -> None:
@@ -121,15 +144,40 @@ def _unsupported(**options) -> None:
         raise NotImplementedError(f"autograd_kit does not support {', '.join(used)} here")
 
 
+def _check_batch(input: Tensor, target: Tensor) -> None:
+    """PyTorch's checks of class-index targets against a batch of scores."""
+    if input.dim() < 2:
+        return
+    n = target.shape[0] if target.dim() else 0
+    if n != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({n}).")
+    if input.dim() == 2 and target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() > 2 and target.shape != input.shape[:1] + input.shape[2:]:
+        want = [input.shape[0]] + list(input.shape[2:])
+        raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood: -mean_i input[i, target[i]], for log-probabilities."""
-    _unsupported(weight=weight is not None, ignore_index=ignore_index != -100)
-    _check_class_target(target)
-    if input.dim() == 1:  # one sample, no batch dimension
-        out = _loss.nll_loss(input.unsqueeze(0), target.reshape(1), reduction)
-        return out.squeeze(0) if reduction == "none" else out
-    return _loss.nll_loss(input, target, reduction)
+    """Negative log-likelihood: -mean_i input[i, target[i]], for log-probabilities.
+    Rows whose target is ``ignore_index`` count for nothing (not even in N)."""
+    try:
+        _unsupported(weight=weight is not None)
+        _check_batch(input, target)
+        _check_class_target(target)
+        if input.dim() == 1:  # one sample, no batch dimension
+            out = _loss.nll_loss(input.unsqueeze(0), target.reshape(1), reduction, ignore_index)
+            return out.squeeze(0) if reduction == "none" else out
+        if input.dim() > 2:  # (N, C, d1, ...): every position is a sample
+            c = input.shape[1]
+            rows = input.permute(0, *range(2, input.dim()), 1).reshape(-1, c)
+            out = _loss.nll_loss(rows, target.reshape(-1), reduction, ignore_index)
+            return out.reshape(target.shape) if reduction == "none" else out
+        return _loss.nll_loss(input, target, reduction, ignore_index)
+    except (RuntimeError, ValueError, IndexError) as err:
+        raise errors.short(err)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,
@@ -138,21 +186,34 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int 
 
     ``target`` holds class indices, or (same shape as ``input``) class
     probabilities: then the loss is -Σ_c target_c · log softmax(x)_c per sample."""
-    _unsupported(weight=weight is not None, ignore_index=ignore_index != -100,
-                 label_smoothing=label_smoothing != 0.0)
+    _unsupported(weight=weight is not None, label_smoothing=label_smoothing != 0.0)
     class_dim = 0 if input.dim() == 1 else 1
     if target.shape == input.shape and target.dtype.is_floating_point:
+        if ignore_index != -100:
+            raise errors.short(RuntimeError(
+                "ignore_index is not supported for floating point target"))
         per_sample = -(input.log_softmax(class_dim) * target).sum(class_dim)
         return _loss.reduce_loss(per_sample, reduction)
-    return nll_loss(input.log_softmax(class_dim), target, reduction=reduction)
+    try:
+        _check_batch(input, target)
+    except (RuntimeError, ValueError) as err:
+        raise errors.short(err)
+    return nll_loss(input.log_softmax(class_dim), target, ignore_index=ignore_index,
+                    reduction=reduction)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
                          reduction: str = "mean") -> Tensor:
     """-mean(y log p + (1 - y) log(1 - p)), for probabilities p in [0, 1]."""
-    _unsupported(weight=weight is not None)
-    if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
-                         f"input size ({input.shape}) is deprecated. Please ensure they "
-                         "have the same size.")
-    return _loss.binary_cross_entropy(input, target, reduction)
+    try:
+        _unsupported(weight=weight is not None)
+        if target.shape != input.shape:
+            raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                             f"input size ({input.shape}) is deprecated. Please ensure they "
+                             "have the same size.")
+        if target.dtype != input.dtype:
+            raise RuntimeError(f"Found dtype {scalar_type_name(target.dtype.np)} but expected "
+                               f"{scalar_type_name(input.dtype.np)}")
+        return _loss.binary_cross_entropy(input, target, reduction)
+    except (RuntimeError, ValueError) as err:
+        raise errors.short(err)

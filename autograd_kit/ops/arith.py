@@ -113,7 +113,7 @@ def pow(a, exponent):  # noqa: A001 - PyTorch's name
 def rpow(a, base):
     """number ** tensor (PowBackward2)."""
     a_, b_, da, db = as_tensor_pair(a, base)
-    return record(PowBackward2, db ** da, (a_,), self=b_, result=RESULT)
+    return record(PowBackward2, db ** da, (a_,), self=b_, exponent=a_, result=RESULT)
 
 
 def neg(a):
@@ -130,6 +130,14 @@ def matmul(a, b):
     try:
         out = da @ db
     except ValueError:
+        if na == 1 and nb == 1:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{da.shape[0]}] and "
+                               f"src [{db.shape[0]}] to have the same number of elements, but "
+                               f"got {da.shape[0]} and {db.shape[0]} elements respectively"
+                               ) from None
+        if na == 2 and nb == 1:
+            raise RuntimeError(f"size mismatch, got input ({da.shape[0]}), mat "
+                               f"({da.shape[0]}x{da.shape[1]}), vec ({db.shape[0]})") from None
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                            f"({'x'.join(map(str, da.shape))} and "
                            f"{'x'.join(map(str, db.shape))})") from None
@@ -201,7 +209,8 @@ PowBackward0 = rule("PowBackward0", "self exponent",
 PowBackward1 = rule("PowBackward1", "self exponent result",
                     self="pow_backward(g, self, exponent)",
                     exponent="g * result * log_or_zero(self, exponent)")
-PowBackward2 = rule("PowBackward2", "self result", exponent="g * result * log(self)")
+PowBackward2 = rule("PowBackward2", "self exponent result",
+                    exponent="g * result * log_or_zero(self, exponent)")
 DotBackward0 = rule("DotBackward0", "self other", self="g * other", other="g * self")
 MvBackward0 = rule("MvBackward0", "self vec",
                    self="unsqueeze(g, -1) * vec", vec="mT(self) @ g")

@@ -5,20 +5,36 @@ the graph (``requires_grad=False``), exactly as in PyTorch.
 """
 from __future__ import annotations
 
+import builtins
 import operator
 
 from .. import backend
-from ..tensor import Tensor
-from ._rules import as_tensor_pair
+from ..tensor import Tensor, scalar_type_name
+from ._rules import as_tensor_pair, check_broadcast
+from .reduce import check_not_empty, wrap_dim
+
+_NOT_OPERANDS = (str, bytes, type(None), dict, set)
+# the kernels PyTorch names when an op does not exist for a dtype
+_KERNELS = {operator.and_: "bitwise_and_cpu", operator.or_: "bitwise_or_cpu",
+            operator.xor: "bitwise_xor_cpu", operator.floordiv: "div_floor_cpu",
+            operator.mod: "remainder_cpu"}
 
 
 def _no_grad_binary(op):
     def fn(a, b):
+        if isinstance(b, _NOT_OPERANDS) or isinstance(a, _NOT_OPERANDS):
+            return NotImplemented  # ``t == "a"`` is False, ``t < "a"`` a TypeError
+        a, b, da, db = as_tensor_pair(a, b)
         try:
-            a, b, da, db = as_tensor_pair(a, b)
-        except TypeError:
-            return NotImplemented
-        return Tensor._make(backend.xp_of(da).asarray(op(da, db)))
+            out = op(da, db)
+        except (ValueError, TypeError):
+            check_broadcast(da, db)  # PyTorch's words for shapes that cannot broadcast
+            if op in _KERNELS:
+                bad = da if da.dtype.kind not in "biu" else db
+                raise NotImplementedError(f'"{_KERNELS[op]}" not implemented for '
+                                          f"'{scalar_type_name(bad.dtype)}'") from None
+            raise
+        return Tensor._make(backend.xp_of(da).asarray(out))
     fn.__name__ = op.__name__
     return fn
 
@@ -29,26 +45,63 @@ gt, ge = _no_grad_binary(operator.gt), _no_grad_binary(operator.ge)
 logical_and_, logical_or_, logical_xor_ = (_no_grad_binary(operator.and_),
                                            _no_grad_binary(operator.or_),
                                            _no_grad_binary(operator.xor))
-floor_divide = _no_grad_binary(operator.floordiv)
-remainder = _no_grad_binary(operator.mod)
+_floor_divide = _no_grad_binary(operator.floordiv)
+_remainder = _no_grad_binary(operator.mod)
+
+
+def _kind(t) -> str:
+    if isinstance(t, Tensor):
+        return t._data.dtype.kind
+    return "b" if isinstance(t, bool) else "i" if isinstance(t, int) else "f"
+
+
+def _integer_division(fn, kernel):
+    """``a // b`` and ``a % b``: integers refuse a zero divisor (numpy gives 0 and a
+    warning); booleans are refused; floats give inf or NaN, as in PyTorch."""
+    def op(a, b):
+        kinds = _kind(a) + _kind(b)
+        if kinds == "bb":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        if builtins.all(k in "biu" for k in kinds) and (
+                bool((b._data == 0).any()) if isinstance(b, Tensor) else b == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return fn(a, b)
+    op.__name__ = fn.__name__
+    return op
+
+
+floor_divide = _integer_division(_floor_divide, "div_floor_cpu")
+remainder = _integer_division(_remainder, "remainder_cpu")
 
 
 def logical_not(x):
     return Tensor._make(~x._data if x._data.dtype.kind == "b" else x._data == 0)
 
 
-def argmax(x, dim=None, keepdim=False):
+def _arg_extreme(x, dim, keepdim, name):
     a = x._data
+    xp = backend.xp_of(a)
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
-        return Tensor._make(backend.xp_of(a).asarray(a.argmax()).astype("int64"))
-    return Tensor._make(a.argmax(axis=dim, keepdims=keepdim).astype("int64"))
+        check_not_empty(name, a, None)
+        i = a.argmax() if name == "argmax" else a.argmin()
+        return Tensor._make(xp.asarray(i).astype("int64"))
+    d = wrap_dim(dim, a.ndim)
+    check_not_empty(name, a, (d,))
+    if a.ndim == 0:  # a 0-d tensor: its one element, at index 0
+        return Tensor._make(xp.zeros((), dtype="int64"))
+    i = a.argmax(axis=d, keepdims=keepdim) if name == "argmax" else \
+        a.argmin(axis=d, keepdims=keepdim)
+    return Tensor._make(i.astype("int64"))
+
+
+def argmax(x, dim=None, keepdim=False):
+    return _arg_extreme(x, dim, keepdim, "argmax")
 
 
 def argmin(x, dim=None, keepdim=False):
-    a = x._data
-    if dim is None:
-        return Tensor._make(backend.xp_of(a).asarray(a.argmin()).astype("int64"))
-    return Tensor._make(a.argmin(axis=dim, keepdims=keepdim).astype("int64"))
+    return _arg_extreme(x, dim, keepdim, "argmin")
 
 
 def isfinite(x):
@@ -60,23 +113,33 @@ def isnan(x):
 
 
 def all(x, dim=None):  # noqa: A001
-    return Tensor._make(backend.xp_of(x._data).asarray(x._data.all(axis=dim)))
+    axis = None if dim is None else wrap_dim(dim, x.ndim) if x.ndim else None
+    return Tensor._make(backend.xp_of(x._data).asarray(x._data.all(axis=axis)))
 
 
 def any(x, dim=None):  # noqa: A001
-    return Tensor._make(backend.xp_of(x._data).asarray(x._data.any(axis=dim)))
+    axis = None if dim is None else wrap_dim(dim, x.ndim) if x.ndim else None
+    return Tensor._make(backend.xp_of(x._data).asarray(x._data.any(axis=axis)))
 
 
 def equal(a, b) -> bool:
     return a.shape == b.shape and bool((a._data == b._data).all())
 
 
+def _close_pair(a, b):
+    a, b, da, db = as_tensor_pair(a, b)
+    check_broadcast(da, db)
+    return da, db
+
+
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(backend.xp_of(a._data).allclose(a._data, b._data, rtol, atol, equal_nan))
+    da, db = _close_pair(a, b)
+    return bool(backend.xp_of(da).allclose(da, db, rtol, atol, equal_nan))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return Tensor._make(backend.xp_of(a._data).isclose(a._data, b._data, rtol, atol, equal_nan))
+    da, db = _close_pair(a, b)
+    return Tensor._make(backend.xp_of(da).isclose(da, db, rtol, atol, equal_nan))
 
 
 def nonzero(x, as_tuple=False):

@@ -38,10 +38,34 @@ def _finish(data, requires_grad: bool) -> Tensor:
     return t
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size(size, name: str = "") -> tuple:
+    """The sizes given as ``f(2, 3)`` or ``f((2, 3))``, as ints, refused in
+    PyTorch's words when one is not an integer or is negative."""
+    one = len(size) == 1 and isinstance(size[0], (tuple, list))
+    if one:
         size = size[0]
-    return tuple(int(s) for s in size)
+    out = []
+    for i, n in enumerate(size):
+        if isinstance(n, builtins.float) or not hasattr(n, "__index__"):
+            raise TypeError(_size_type_error(name, size, i, one))
+        out.append(n.__index__())
+    for n in out:
+        if n < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {out}")
+    return tuple(out)
+
+
+def _size_type_error(name, size, i, one) -> str:
+    kind = type(size[i]).__name__
+    if len(size) == 1 and not one:
+        return f"{name}(): argument 'size' (position 1) must be tuple of ints, not {kind}"
+    if isinstance(size, list):
+        return (f"{name}(): argument 'size' (position 1) must be tuple of ints, but found "
+                f"element of type {kind} at pos {i}")
+    return (f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+            f"\"type must be tuple of ints,but got {kind}\"")
 
 
 def _dev(device):
@@ -53,10 +77,41 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     try:
         if isinstance(data, Tensor):
             data = data._data
-        arr = backend.make_array(data, dtype, _dev(device))
+        try:
+            arr = backend.make_array(data, dtype, _dev(device))
+        except (ValueError, TypeError):
+            _check_data(data)
+            raise
+        if arr.dtype.kind in "OUS" or data is None or (
+                arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and
+                backend.xp_of(arr).isnan(arr).any()):  # (numpy reads None as NaN)
+            _check_data(data)
         return _finish(arr, requires_grad)
     except Exception as err:
         raise errors.short(err)
+
+
+_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+def _check_data(data) -> None:
+    """PyTorch's words for data that is not numbers: a string where a list of
+    numbers should be, None, a dict..."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif isinstance(item, str):
+            raise TypeError("new(): invalid data type 'str'")
+        elif not (isinstance(item, _SCALARS) or backend.is_array_or_scalar(item)
+                  or isinstance(item, Tensor)):
+            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -75,29 +130,29 @@ def from_numpy(array) -> Tensor:
     return Tensor._make(array)
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+def _filled(fill, size, dtype, device, requires_grad, name=""):
     dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
     xp = backend.xp_for(_dev(device))
-    return _finish(xp.full(_size(size), fill, dtype=dt), requires_grad)
+    return _finish(xp.full(_size(size, name), fill, dtype=dt), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, size, dtype, device, requires_grad)
+        return _filled(0, size, dtype, device, requires_grad, "zeros")
     except Exception as err:
         raise errors.short(err)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(1, size, dtype, device, requires_grad)
+        return _filled(1, size, dtype, device, requires_grad, "ones")
     except Exception as err:
         raise errors.short(err)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, size, dtype, device, requires_grad)
+        return _filled(0, size, dtype, device, requires_grad, "empty")
     except Exception as err:
         raise errors.short(err)
 
@@ -110,7 +165,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
             elif isinstance(fill_value, builtins.int):
                 dtype = backend.int64
         return _filled(fill_value, (size,) if isinstance(size, int) else (tuple(size),), dtype,
-                       device, requires_grad)
+                       device, requires_grad, "full")
     except Exception as err:
         raise errors.short(err)
 
@@ -118,6 +173,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
         dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+        for name, v in (("n", n), ("m", m)):
+            if v is not None and v < 0:
+                raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
         return _finish(backend.xp_for(_dev(device)).eye(n, m, dtype=dt), requires_grad)
     except Exception as err:
         raise errors.short(err)
@@ -166,6 +224,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         if dtype is None:
             ints = builtins.all(isinstance(v, builtins.int) for v in (start, end, step))
             dtype = backend.int64 if ints else backend.get_default_dtype()
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+        if (end - start) * step < 0:
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
         xp = backend.xp_for(_dev(device))
         data = xp.arange(start, end, step).astype(backend.np_dtype(dtype))
         return _finish(data, requires_grad)
@@ -176,15 +238,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
         dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
+        if steps < 0:
+            raise RuntimeError("number of steps must be non-negative")
         xp = backend.xp_for(_dev(device))
         return _finish(xp.linspace(start, end, steps).astype(dt), requires_grad)
     except Exception as err:
         raise errors.short(err)
 
 
-def _random(draw, size, dtype, device, requires_grad):
+def _random(draw, size, dtype, device, requires_grad, name=""):
     dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
-    data = draw(_size(size)).astype(dt)
+    data = draw(_size(size, name)).astype(dt)
     return _finish(backend.move(data, _dev(device)), requires_grad)
 
 
@@ -192,7 +256,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     """Uniform numbers in [0, 1)."""
     try:
         return _random(lambda s: (generator or _rng).random(s), size, dtype, device,
-                       requires_grad)
+                       requires_grad, "rand")
     except Exception as err:
         raise errors.short(err)
 
@@ -201,7 +265,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     """Standard normal numbers (mean 0, variance 1)."""
     try:
         return _random(lambda s: (generator or _rng).standard_normal(s), size, dtype, device,
-                       requires_grad)
+                       requires_grad, "randn")
     except Exception as err:
         raise errors.short(err)
 

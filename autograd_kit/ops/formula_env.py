@@ -24,7 +24,8 @@ import functools
 from .. import backend
 from ..tensor import Tensor
 
-ENV: dict = {"__builtins__": builtins}
+ENV: dict = {"__builtins__": builtins, "__name__": __name__}  # (a name, so that numpy's
+# warnings from a formula are known as the kit's: see ``backend``)
 _xp = backend.xp_of
 
 
@@ -67,7 +68,14 @@ def _elementwise(name):
     return fn
 
 
-cos, sin, exp, log, sign = (_elementwise(n) for n in ("cos", "sin", "exp", "log", "sign"))
+cos, sin, exp, log, abs = (_elementwise(n) for n in ("cos", "sin", "exp", "log", "abs"))
+
+
+def sign(x):
+    """-1, 0 or 1; 0 at NaN, as PyTorch's sign (numpy's gives NaN there)."""
+    if _is_tensor(x):
+        return x.sign()
+    return (x > 0).astype(x.dtype) - (x < 0)
 
 
 def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
@@ -139,13 +147,13 @@ def sum(x, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     if _is_tensor(x):
         from .reduce import sum as _sum
         return _sum(x, dim, keepdim)
-    return _xp(x).asarray(x.sum(axis=_axes(dim), keepdims=keepdim))
+    return _xp(x).asarray(backend.reduce_sum(x, _axes(dim), keepdims=keepdim))
 
 
 def mean(x, dim=None, keepdim=False):
     if _is_tensor(x):
         return x.mean(dim, keepdim)
-    return _xp(x).asarray(x.mean(axis=_axes(dim), keepdims=keepdim))
+    return _xp(x).asarray(backend.reduce_mean(x, _axes(dim), keepdims=keepdim))
 
 
 def _axes(dim):
@@ -164,6 +172,8 @@ def pow_backward(g, self, exponent):
     if not (_is_tensor(exponent) or backend.is_array_or_scalar(exponent)):  # a number
         if exponent == 0:
             return zeros_like(self)
+        if exponent == 0.5:  # x^-0.5 as 1/sqrt(x), as PyTorch computes it (NaN at -inf)
+            return g * 0.5 / (self ** 0.5)
         return g * exponent * self ** (exponent - 1)
     return where(_raw(exponent) == 0, 0.0, g * exponent * self ** (exponent - 1))
 
@@ -185,19 +195,52 @@ def inside(self, lo, hi):
     return _like(self, mask.astype(a.dtype))
 
 
+def div_or_zero(a, b):
+    """a / b, but 0 where b is 0: the subgradient PyTorch picks where a function
+    has a kink (the gradient of |x| = sqrt(x²) at x = 0, of std at a constant)."""
+    return where(_raw(b) == 0, 0.0, a / b)
+
+
+def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
+    """d/dx of the p-norm r = (sum |x|^p)^(1/p):  sign(x) |x|^(p-1) / r^(p-1).
+    p=2 gives x / r, p=1 gives sign(x); p=inf sends g to the largest |x| (shared
+    by ties); a zero norm gets gradient 0 (g and result come unsqueezed)."""
+    if ord == 0:
+        return zeros_like(self)
+    if ord == 1:
+        return g * sign(self)
+    if ord == 2:
+        return self * div_or_zero(g, result)
+    if ord in (float("inf"), float("-inf")):
+        s, r = _raw(self), _raw(result)
+        xp = _xp(s)
+        hit = (xp.abs(s) == r) | (xp.isnan(s) & xp.isnan(r))
+        share = (hit / hit.sum(axis=dim, keepdims=True)).astype(s.dtype)
+        return g * sign(self) * _like(g, share)
+    scaled = sign(self) * where(_raw(self) == 0, 0.0, abs(self) ** (ord - 1))
+    if ord < 1:  # r^(1-p) is 0 at r = 0 (no division): as PyTorch computes it
+        return scaled * (g * result ** (1 - ord))
+    return scaled * div_or_zero(g, result ** (ord - 1))
+
+
 def zeros_like(t):
     a = _raw(t)
     return _like(t, _xp(a).zeros_like(a))
 
 
 def evenly_distribute(g, self, result):
-    """max()/min() of everything: g is shared equally by all elements that tie."""
-    mask = _raw(self) == _raw(result)
-    return g * _like(g, (mask / mask.sum()).astype(_raw(self).dtype))
+    """max()/min() of everything: g is shared equally by all elements that tie
+    (if the result is NaN, by the NaNs: they are what made it)."""
+    s, r = _raw(self), _raw(result)
+    xp = _xp(s)
+    mask = xp.isnan(s) if s.dtype.kind in "fc" and xp.isnan(r) else s == r
+    return g * _like(g, (mask / mask.sum()).astype(s.dtype))
 
 
 def place_at(g, indices, dim, keepdim, sizes):
     """max(dim)/min(dim): g goes to the position each index points at."""
+    if not sizes:  # a 0-d tensor: its one element won
+        return g
     ga = _raw(g)
     xp = _xp(ga)
     idx = _raw(indices) if keepdim else xp.expand_dims(_raw(indices), dim)
@@ -206,10 +249,11 @@ def place_at(g, indices, dim, keepdim, sizes):
 
 
 def ties_half(a, b):
-    """1 where a wins, 1/2 where a and b tie, 0 where b wins (maximum/minimum)."""
+    """0 where b wins (a < b), 1/2 where a and b tie, else 1 (maximum/minimum).
+    A NaN wins against anything (it is the result), so both sides of a NaN get g."""
     x, y = _raw(a), _raw(b)
     xp = _xp(x)
-    return _like(a, xp.where(x > y, 1.0, xp.where(x == y, 0.5, 0.0)).astype(x.dtype))
+    return _like(a, xp.where(x < y, 0.0, xp.where(x == y, 0.5, 1.0)).astype(x.dtype))
 
 
 def spread_to_extremes(g, self, result, dim, keepdim):
@@ -230,6 +274,8 @@ def product_of_others(self, result, dims):
     xp = _xp(a)
     if not (a == 0).any():
         return result / self
+    if dims == ():  # a product over no axis (a 0-d tensor): each "product" is x itself
+        return _like(self, xp.ones_like(a))
     axes = tuple(range(a.ndim)) if dims is None else dims
     flat_axis = a.ndim if len(axes) > 1 or dims is None else axes[0]
     if flat_axis == a.ndim:  # several axes: move them to the end and flatten them
@@ -245,8 +291,8 @@ def product_of_others(self, result, dims):
 
 def _exclusive_products(a, axis, xp):
     ones = xp.ones_like(xp.take(a, [0], axis=axis))
-    left = xp.cumprod(xp.concatenate([ones, a], axis=axis), axis=axis)
-    right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis=axis),
+    left = backend.cumprod(xp.concatenate([ones, a], axis=axis), axis)
+    right = xp.flip(backend.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis),
                     axis)
     n = a.shape[axis]
     return (xp.take(left, range(n), axis=axis) * xp.take(right, range(1, n + 1), axis=axis))
@@ -319,7 +365,8 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
-_WORDS = (cos, sin, exp, log, sign, clamp, where, expand, reshape, mT, transpose, t, permute,
+_WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, where, expand,
+          reshape, mT, transpose, t, permute,
           squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
           product_of_others, mm_mat2_grad, count_of, select_key, slice_key, zero_at,

@@ -14,6 +14,7 @@ import builtins
 from .. import backend
 from ..tensor import Tensor
 from ._rules import record, rule
+from .reduce import wrap_dim
 from .shape import AliasBackward0, _view, unsqueeze
 
 
@@ -38,8 +39,15 @@ def getitem(x, key):
     key = key if isinstance(key, tuple) else (key,)
     key = tuple(_as_index(k) for k in key)
     if not builtins.all(_is_basic(k) for k in key):
-        out = record(IndexBackward0, x._data[key], (x,), indices=key,
-                     self_sym_sizes=x._data.shape)
+        try:
+            data = x._data[key]
+        except IndexError as err:  # numpy's words, made PyTorch's
+            bad = next((k for k in key if isinstance(k, float)), None)
+            if bad is not None:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                                 "byte Variables are valid indices (got float)") from None
+            raise IndexError(str(err).replace(" for axis ", " for dimension ")) from None
+        out = record(IndexBackward0, data, (x,), indices=key, self_sym_sizes=x._data.shape)
         if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
             out._grad_fn._holds_tensors = True
         return out
@@ -58,11 +66,25 @@ def getitem(x, key):
                 t = _slice(t, dim, k)
             dim += 1
         else:
-            t = select(t, dim, k)
+            t = _select(t, dim, k)
     return t if t is not x else _view(AliasBackward0, x, x._data[...], lambda a: a[...])
 
 
 def select(x, dim, index):
+    """``x.select(dim, i)``: the slice at position i along dim (one dimension fewer)."""
+    if x.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, x.ndim)
+    index = int(index)
+    n = x._data.shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(x.shape)} at dimension {dim}")
+    return _select(x, dim, index)
+
+
+def _select(x, dim, index):
+    """``x[..., i]``, with indexing's own words for an index out of range."""
     n = x._data.shape[dim]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {n}")
@@ -79,7 +101,22 @@ def _slice(x, dim, s):
 
 
 def narrow(x, dim, start, length):
-    return _slice(x, dim % x.ndim, slice(start, start + length))
+    """``length`` elements along ``dim`` from ``start`` (negative: from the end), as a view."""
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    dim = wrap_dim(dim, x.ndim)
+    n = x._data.shape[dim]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], "
+                         f"but got {start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _slice(x, dim, slice(start, start + length))
 
 
 def index_put(x, indices, values, accumulate=False):

@@ -138,7 +138,7 @@ def copy(old, src, *, into_view=False):
     xp = backend.xp_of(old._data)
     data = src._data if backend.device_of(src._data) == backend.device_of(old._data) else \
         backend.move(src._data, backend.device_of(old._data))
-    while data.ndim > old._data.ndim and data.shape[0] == 1:
+    while into_view and data.ndim > old._data.ndim and data.shape[0] == 1:
         data = data[0]
     try:
         out = xp.broadcast_to(data, old._data.shape).astype(old._data.dtype, copy=True)
@@ -151,6 +151,8 @@ def _copy_shape_error(target, shape, into_view):
     if not into_view:
         check_broadcast(Tensor._make(backend.np.empty(target)),
                         Tensor._make(backend.np.empty(shape)))
+        raise RuntimeError(errors.INPLACE_SHAPE.format(  # src has more dimensions
+            out=list(target), bshape=list(backend.broadcast_shapes(target, shape))))
     lead = len(target) - len(shape)
     for i in range(len(shape) - 1, -1, -1):
         t, s = (target[lead + i] if lead + i >= 0 else None), shape[i]

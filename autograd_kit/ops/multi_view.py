@@ -81,23 +81,57 @@ def _pieces(node_cls, x, dim, make):
 
 def unbind(x, dim=0):
     from .indexing import select
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, x.ndim)
     return _pieces(UnbindBackward0, x, d,
                    lambda: [select(x, d, i) for i in range(x._data.shape[d])])
 
 
+def _split_sizes(n, size):
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0:
+        if n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        return [0]
+    return [size] * (n // size) + ([n % size] if n % size else []) or [0]
+
+
 def split(x, split_size, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or pieces
+    of the sizes listed."""
     from .indexing import narrow
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, x.ndim)
     n = x._data.shape[d]
     by_size = isinstance(split_size, int)
-    sizes = ([split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
-             if by_size else list(split_size))
+    if by_size:
+        sizes = _split_sizes(n, split_size)
+    else:
+        sizes = [int(s) for s in split_size]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={sizes}")
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     return _pieces(SplitBackward0 if by_size else SplitWithSizesBackward0, x, d,
                    lambda: [narrow(x, d, s, size) for s, size in zip(starts, sizes)])
 
 
 def chunk(x, chunks, dim=0):
+    """``chunks`` pieces of equal size along ``dim`` (the last may be smaller, and
+    there may be fewer); an empty dimension gives ``chunks`` empty pieces."""
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x._data.shape[wrap_dim(dim, x.ndim)]
+    if n == 0:
+        return split(x, [0] * chunks, dim)
     return split(x, -(-n // chunks), dim)

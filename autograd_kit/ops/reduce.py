@@ -9,11 +9,12 @@ spreading.
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections import namedtuple
 
 from ._rules import RESULT, record, rule
-from .. import backend
-from ..tensor import Tensor
+from .. import backend, errors
+from ..tensor import Tensor, scalar_type_name
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -35,7 +36,13 @@ def normalize_dims(dim, ndim: int) -> tuple:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     axes = [wrap_dim(d, ndim) for d in dims]
+    if len(axes) > 1 and len(set(axes)) != len(axes):
+        repeated = next(d for d in axes if axes.count(d) > 1)
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return tuple(sorted(axes)) if ndim else ()
+
+
+_sum = backend.reduce_sum
 
 
 def _sum_dtype(a):
@@ -46,9 +53,9 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's name
     a = x._data
     dt = backend.np_dtype(dtype) if dtype is not None else _sum_dtype(a)
     if dim is None and not keepdim:
-        return record(SumBackward0, a.sum(dtype=dt), (x,), self_sym_sizes=a.shape)
+        return record(SumBackward0, _sum(a, None, dt), (x,), self_sym_sizes=a.shape)
     dims = normalize_dims(dim, a.ndim)
-    out = a.sum(axis=dims, keepdims=keepdim, dtype=dt)
+    out = _sum(a, dims, dt, keepdim)
     return record(SumBackward1, out, (x,), dim=dims, keepdim=keepdim, self_sym_sizes=a.shape)
 
 
@@ -66,28 +73,57 @@ def sum_to(g, shape):
 
 
 def mean(x, dim=None, keepdim=False, dtype=None):
+    """The average: the sum divided by the count N (N = 0 gives NaN, as in PyTorch)."""
     a = x._data
-    if a.dtype.kind not in "fc" and dtype is None:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {x.dtype.name.capitalize()}")
+    if dtype is not None:
+        dt = backend.np_dtype(dtype)
+        if dt.kind not in "fc":
+            raise RuntimeError(errors.MEAN_DTYPE.format(what="Optional",
+                                                        got=scalar_type_name(dt)))
+        a = a.astype(dt, copy=False)
+    elif a.dtype.kind not in "fc":
+        raise RuntimeError(errors.MEAN_DTYPE.format(what="Input",
+                                                    got=scalar_type_name(a.dtype)))
     if dim is None and not keepdim:
-        return record(MeanBackward0, a.mean(), (x,), self_sym_sizes=a.shape, numel=a.size)
+        out = backend.reduce_mean(a)
+        return record(MeanBackward0, out, (x,), self_sym_sizes=a.shape, numel=a.size)
     dims = normalize_dims(dim, a.ndim)
     count = 1
     for d in dims:
         count *= a.shape[d]
-    out = a.mean(axis=dims, keepdims=keepdim)
+    out = backend.reduce_mean(a, dims, keepdim)
     return record(MeanBackward1, out, (x,), dim=dims, keepdim=keepdim,
                   self_sym_sizes=a.shape, count=count)
+
+
+def check_not_empty(name: str, a, dims) -> None:
+    """PyTorch refuses max/min/argmax... over nothing: there is no extreme of no numbers."""
+    if dims is None:  # (dims: as PyTorch's message names them)
+        if a.size == 0:
+            if name.startswith("arg"):
+                raise IndexError(errors.EMPTY_REDUCTION.format(name=name))
+            raise RuntimeError(errors.EMPTY_REDUCTION.format(name=name)
+                               + errors.EMPTY_REDUCTION_HINT)
+        return
+    for d in dims:
+        if a.ndim and a.shape[wrap_dim(d, a.ndim)] == 0:
+            raise IndexError(errors.EMPTY_REDUCTION_DIM.format(name=name, dim=d))
 
 
 def _extreme(x, dim, keepdim, which: str):
     a, xp = x._data, backend.xp_of(x._data)
     if dim is None:
+        check_not_empty(which, a, None)
         out = a.max() if which == "max" else a.min()
         node = MaxBackward1 if which == "max" else MinBackward1
         return record(node, out, (x,), self=x, result=RESULT)
-    d = normalize_dims(dim, a.ndim)[0] if a.ndim else 0
+    d = wrap_dim(dim, a.ndim)
+    check_not_empty(which, a, (d,))
+    if a.ndim == 0:  # a 0-d tensor is its own extreme, at index 0
+        indices = Tensor._make(xp.zeros((), dtype=backend.int64.np))
+        values = record(MaxBackward0 if which == "max" else MinBackward0, a.copy(), (x,),
+                        indices=indices, dim=0, keepdim=keepdim, self_sym_sizes=())
+        return values_indices(values, indices)
     idx = a.argmax(axis=d) if which == "max" else a.argmin(axis=d)
     if keepdim:
         idx = xp.expand_dims(idx, d)
@@ -126,14 +162,20 @@ def minimum(a, b):
                    ("self", "other"))
 
 
+def _given(dim):
+    return None if dim is None or dim == () else (dim,) if isinstance(dim, int) else dim
+
+
 def amax(x, dim=(), keepdim=False):
     dims = normalize_dims(dim, x.ndim)
+    check_not_empty("amax", x._data, _given(dim))
     out = x._data.max(axis=dims, keepdims=keepdim)
     return record(AmaxBackward0, out, (x,), self=x, result=RESULT, dim=dims, keepdim=keepdim)
 
 
 def amin(x, dim=(), keepdim=False):
     dims = normalize_dims(dim, x.ndim)
+    check_not_empty("amin", x._data, _given(dim))
     out = x._data.min(axis=dims, keepdims=keepdim)
     return record(AminBackward0, out, (x,), self=x, result=RESULT, dim=dims, keepdim=keepdim)
 
@@ -144,47 +186,94 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _variance(name, x, dim, unbiased, keepdim, correction):
+    """sum((x - mean)²) / (N - correction), and the settings, for var and std.
+
+    Written out rather than numpy's ``var``: N - correction <= 0 then simply
+    divides by 0 (inf or NaN, as in PyTorch), without numpy's warnings."""
     if isinstance(dim, bool):  # var(False): the old positional ``unbiased``
         dim, unbiased = None, dim
+    a = x._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     c = _correction(unbiased, correction)
-    dims = normalize_dims(dim, x.ndim)
-    out = x._data.var(axis=dims, ddof=c, keepdims=keepdim)
+    dims = normalize_dims(dim, a.ndim)
+    n = 1
+    for d in dims:
+        n *= a.shape[d]
+    if n:
+        dev = a - backend.reduce_mean(a, dims, True)
+    else:
+        dev = a
+    kept = 1
+    for d in range(a.ndim):
+        kept *= 1 if d in dims else a.shape[d]
+    if a.size / builtins.max(kept, 1) - c <= 0:  # (PyTorch's count: numel in / numel out)
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    out = _sum(dev * dev, dims, None, keepdim) / builtins.max(n - c, 0)
+    return backend.xp_of(a).asarray(out, dtype=a.dtype), dims, c
+
+
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    out, dims, c = _variance("var", x, dim, unbiased, keepdim, correction)
     return record(VarBackward0, out, (x,), self=x, dim=dims, correction=c, keepdim=keepdim)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    c = _correction(unbiased, correction)
-    dims = normalize_dims(dim, x.ndim)
-    out = x._data.std(axis=dims, ddof=c, keepdims=keepdim)
+    out, dims, c = _variance("std", x, dim, unbiased, keepdim, correction)
+    out = backend.xp_of(out).sqrt(out)
     return record(StdBackward0, out, (x,), self=x, dim=dims, correction=c, keepdim=keepdim,
                   result=RESULT)
 
 
+def _softmax_input(x, dim, dtype, name):
+    """The array softmax works on, the axis, and the dim as PyTorch records it."""
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    a = x._data if dtype is None else x._data.astype(backend.np_dtype(dtype))
+    d = wrap_dim(dim, a.ndim)
+    if a.dtype.kind not in "fc" and a.size:  # (no kernel runs for an empty tensor)
+        kernel = "lastdim_kernel_impl" if d == a.ndim - 1 else "kernel_impl"
+        raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
+                                  f"'{scalar_type_name(a.dtype)}'")
+    return a, (d if a.ndim else None), d
+
+
 def softmax(x, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``, computed stably (max subtracted)."""
-    a = x._data if dtype is None else x._data.astype(backend.np_dtype(dtype))
+    a, axis, d = _softmax_input(x, dim, dtype, "softmax")
+    if not a.size:
+        return record(SoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
-    e = xp.exp(a - a.max(axis=dim, keepdims=True))
-    return record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,),
-                  result=RESULT, dim=dim)
+    e = xp.exp(a - backend.reduce_max(a, axis, True))
+    return record(SoftmaxBackward0, e / _sum(e, axis, None, True), (x,),
+                  result=RESULT, dim=d)
 
 
 def log_softmax(x, dim, dtype=None):
-    a = x._data if dtype is None else x._data.astype(backend.np_dtype(dtype))
+    a, axis, d = _softmax_input(x, dim, dtype, "log_softmax")
+    if not a.size:
+        return record(LogSoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
-    shifted = a - a.max(axis=dim, keepdims=True)
-    out = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-    return record(LogSoftmaxBackward0, out, (x,), result=RESULT, dim=dim)
+    shifted = a - backend.reduce_max(a, axis, True)
+    out = shifted - xp.log(_sum(xp.exp(shifted), axis, None, True))
+    return record(LogSoftmaxBackward0, out, (x,), result=RESULT, dim=d)
 
 
 def logsumexp(x, dim, keepdim=False):
-    a, xp = x._data, backend.xp_of(x._data)
+    """log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the max, so
+    that exp cannot overflow; an infinite m is left out (as PyTorch does), so a
+    row [inf, 1] gives inf and a row of -inf gives -inf, not NaN."""
+    a = x._data
+    if a.dtype.kind not in "fc":  # integers: computed in the default float type
+        a = a.astype(backend.get_default_dtype().np)
+    xp = backend.xp_of(a)
     dims = normalize_dims(dim, a.ndim)
-    m = a.max(axis=dims, keepdims=True)
-    out = xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m
+    m = backend.reduce_max(a, dims, True)  # (-inf over no elements)
+    m = xp.where(xp.isinf(m), 0, m).astype(a.dtype, copy=False)
+    out = xp.log(_sum(xp.exp(a - m), dims, None, True)) + m
     if not keepdim:
         out = out.squeeze(dims) if dims else out
     return record(LogsumexpBackward0, out, (x,), self=x, result=RESULT, dim=dims,
@@ -194,21 +283,46 @@ def logsumexp(x, dim, keepdim=False):
 def prod(x, dim=None, keepdim=False):
     a = x._data
     if dim is None:
-        return record(ProdBackward0, a.prod(), (x,), self=x, result=RESULT)
+        return record(ProdBackward0, backend.reduce_prod(a), (x,), self=x, result=RESULT)
     dims = normalize_dims(dim, a.ndim)
-    out = a.prod(axis=dims, keepdims=keepdim)
+    out = backend.reduce_prod(a, dims, keepdim)
     return record(ProdBackward1, out, (x,), self=x, result=RESULT, dim=dims, keepdim=keepdim)
 
 
-def norm(x, p=2, dim=None, keepdim=False):
-    """The Euclidean length sqrt(sum x²) (other p: written with differentiable pieces)."""
-    if p != 2:
-        return sum(x.abs() ** p, dim, keepdim) ** (1.0 / p)
+def norm(x, p=2, dim=None, keepdim=False, dtype=None):
+    """The vector p-norm (sum |x|^p)^(1/p): p=2 the Euclidean length sqrt(sum x²),
+    p=1 the sum of |x|, p=inf the largest |x|, p=0 the count of non-zeros."""
     a = x._data
+    if p is None or p == "fro":
+        p = 2
+    if dtype is not None:
+        a = a.astype(backend.np_dtype(dtype))
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {scalar_type_name(a.dtype)}")
+    xp = backend.xp_of(a)
     dims = normalize_dims(dim, a.ndim)
-    out = backend.xp_of(a).sqrt((a * a).sum(axis=dims, keepdims=keepdim))
-    return record(LinalgVectorNormBackward0, out, (x,), self=x, result=RESULT, dim=dims,
-                  keepdim=keepdim)
+    if p == 2:
+        out = xp.sqrt(_sum(a * a, dims, None, keepdim))
+    else:
+        m = xp.abs(a)
+        if p in (float("inf"), float("-inf")):
+            word = "inf" if p > 0 else "-inf"
+            if a.size == 0 and (dim is None or dim == ()):
+                raise RuntimeError(errors.NORM_INF_EMPTY.format(ord=word))
+            for d in dims:
+                if a.shape[d] == 0:
+                    raise RuntimeError(errors.NORM_INF_EMPTY_DIM.format(ord=word, dim=d))
+            out = m.max(axis=dims, keepdims=keepdim) if p > 0 else \
+                m.min(axis=dims, keepdims=keepdim)
+        elif p == 0:
+            out = _sum(m != 0, dims, None, keepdim).astype(a.dtype)
+        elif p == 1:
+            out = _sum(m, dims, None, keepdim)
+        else:
+            out = _sum(m ** p, dims, None, keepdim) ** (1.0 / p)
+    return record(LinalgVectorNormBackward0, xp.asarray(out, dtype=a.dtype), (x,), self=x,
+                  result=RESULT, ord=float(p), dim=dims, keepdim=keepdim)
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
@@ -237,8 +351,8 @@ VarBackward0 = rule("VarBackward0", "self dim correction keepdim",
                     self="unsqueeze_dims(g, dim, keepdim) * 2 * (self - mean(self, dim, True))"
                          " / (count_of(self, dim) - correction)")
 StdBackward0 = rule("StdBackward0", "self dim correction keepdim result",
-                    self="unsqueeze_dims(g / result, dim, keepdim) * (self - mean(self, dim, True))"
-                         " / (count_of(self, dim) - correction)")
+                    self="unsqueeze_dims(div_or_zero(g, result), dim, keepdim)"
+                         " * (self - mean(self, dim, True)) / (count_of(self, dim) - correction)")
 SoftmaxBackward0 = rule("SoftmaxBackward0", "result dim",
                         self="result * (g - sum(g * result, dim, True))")
 LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "result dim",
@@ -247,8 +361,9 @@ LogsumexpBackward0 = rule("LogsumexpBackward0", "self result dim keepdim",
                           self="unsqueeze_dims(g, dim, keepdim)"
                                " * exp(self - unsqueeze_dims(result, dim, keepdim))")
 LinalgVectorNormBackward0 = rule(
-    "LinalgVectorNormBackward0", "self result dim keepdim",
-    self="self * unsqueeze_dims(g / result, dim, keepdim)")
+    "LinalgVectorNormBackward0", "self result ord dim keepdim",
+    self="norm_backward(unsqueeze_dims(g, dim, keepdim), self,"
+         " unsqueeze_dims(result, dim, keepdim), ord, dim)")
 ProdBackward0 = rule("ProdBackward0", "self result",
                      self="g * product_of_others(self, result, None)")
 ProdBackward1 = rule("ProdBackward1", "self result dim keepdim",

@@ -12,10 +12,11 @@ need (see ``inplace.py``).
 from __future__ import annotations
 
 import builtins
+from types import SimpleNamespace
 
 from ._rules import record, rule
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 from .reduce import wrap_dim
 
 
@@ -38,8 +39,22 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+def _check_new_shape(shape) -> None:
+    """At most one -1 (the size to infer), and no other negative size."""
+    inferred = False
+    for i, s in enumerate(shape):
+        if s == -1:
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+
+
 def reshape(x, *shape):
     shape = _shape_arg(shape)
+    if shape and min(shape) < 0:  # (-1: the size to infer)
+        _check_new_shape(shape)
     try:
         out = x._data.reshape(shape)
     except ValueError:
@@ -67,6 +82,8 @@ def flatten(x, start_dim=0, end_dim=-1):
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if nd == 0:
         return reshape(x, 1)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return x
     shape = x.shape
@@ -95,6 +112,8 @@ def permute(x, *dims):
                            "not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {x.ndim} is not equal to len(dims) = {len(dims)}")
     dims = tuple(wrap_dim(d, x.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _view(PermuteBackward0, x, x._data.transpose(dims), lambda a: a.transpose(dims),
                  dims=dims)
 
@@ -134,6 +153,15 @@ def expand(x, *sizes):
     sizes = _shape_arg(sizes)
     a = x._data
     lead = len(sizes) - a.ndim
+    if lead < 0:
+        from ..tensor import type_name
+        raise RuntimeError(f"expand({type_name(a)}{{{list(a.shape)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({a.ndim})")
+    for i in range(lead):
+        if sizes[i] < 0:
+            raise RuntimeError(f"The expanded size of the tensor ({sizes[i]}) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
     target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s
                    for i, s in enumerate(sizes))
     try:
@@ -157,6 +185,14 @@ def contiguous(x, memory_format=None):
 
 def repeat(x, *repeats):
     repeats = _shape_arg(repeats)
+    if len(repeats) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    sizes = (1,) * (len(repeats) - x.ndim) + tuple(x.shape)
+    new = [r * s for r, s in zip(repeats, sizes)]
+    for n in new:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {new}")
     out = backend.xp_of(x._data).tile(x._data, repeats)
     return record(RepeatBackward0, out, (x,), repeats=repeats, self_sym_sizes=x._data.shape)
 
@@ -213,7 +249,12 @@ def stack(tensors, dim=0):
                                f"{list(first)} at entry 0 and {list(t_._data.shape)} at "
                                f"entry {i}")
     d = wrap_dim(dim, len(first) + 1)
-    out = backend.xp_of(tensors[0]._data).stack([t_._data for t_ in tensors], axis=d)
+    dt = tensors[0]._data.dtype
+    for t_ in tensors[1:]:  # PyTorch's promotion (numpy's would widen float32 + int64)
+        dt = backend.promote(tensors[0]._data.astype(dt, copy=False), t_._data) \
+            if t_._data.dtype != dt else dt
+    out = backend.xp_of(tensors[0]._data).stack(
+        [t_._data.astype(dt, copy=False) for t_ in tensors], axis=d)
     return record(StackBackward0, out, tensors, dim=d)
 
 
@@ -236,19 +277,40 @@ def where(condition, a=None, b=None):
     if a is None and b is None:
         return tuple(Tensor._make(i) for i in backend.xp_of(condition._data).nonzero(
             condition._data))
-    from ._rules import as_tensor_pair
+    from ._rules import as_tensor_pair, check_broadcast
     a, b, da, db = as_tensor_pair(a, b)
-    cond = condition._data if isinstance(condition, Tensor) else condition
-    out = backend.xp_of(da).where(cond, da, db)
+    cond = condition._data if isinstance(condition, Tensor) else backend.as_array(condition)
+    if cond.dtype.kind != "b":
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {scalar_type_name(cond.dtype)}")
+    try:
+        out = backend.xp_of(da).where(cond, da, db)
+    except ValueError:
+        check_broadcast(cond, da)  # (PyTorch checks the shapes in this order)
+        check_broadcast(SimpleNamespace(shape=backend.broadcast_shapes(cond.shape, da.shape)),
+                        db)
+        raise
     return record(WhereBackward0, out, (a, b), condition=Tensor._make(cond))
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
 
 
 def masked_fill(x, mask, value):
     """x with ``value`` where mask is True; the gradient passes where it is False."""
     from ._rules import as_tensor_pair
+    from ._rules import check_broadcast
     x, v, dx, dv = as_tensor_pair(x, value)
-    m = mask._data if isinstance(mask, Tensor) else mask
-    out = backend.xp_of(dx).where(m, dv, dx)
+    m = mask._data if isinstance(mask, Tensor) else backend.as_array(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}")
+    try:
+        out = backend.xp_of(dx).where(m, dv, dx)
+    except ValueError:
+        check_broadcast(m, dx)
+        raise
     return record(MaskedFillBackward0, out, (x, v) if isinstance(value, Tensor) else (x,),
                   mask=Tensor._make(m))
 

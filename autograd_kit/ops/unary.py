@@ -60,6 +60,8 @@ def rsqrt(x):
 
 
 def abs(x):  # noqa: A001 - PyTorch's name
+    if x._data.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return record(AbsBackward0, _xp(x).abs(x._data), (x,), self=x)
 
 
@@ -76,7 +78,12 @@ def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
     """Limit values to [min, max]; the gradient passes only where x was inside."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    out = _xp(x).clip(x._data, min, max).astype(x._data.dtype, copy=False)
+    d = x._data
+    dt = d.dtype  # PyTorch's result type: an int tensor clamped to 0.5 becomes float
+    for bound in (min, max):
+        if bound is not None and not hasattr(bound, "_data"):
+            dt = backend.promote(d.astype(dt, copy=False), backend.scalar_array(bound, d))
+    out = _xp(x).clip(d, min, max).astype(dt, copy=False)
     return record(ClampBackward1, out, (x,), self=x, min=min, max=max)
 
 
@@ -89,7 +96,11 @@ def clamp_max(x, max):  # noqa: A002
 
 
 def sign(x):
-    return record(SignBackward0, _xp(x).sign(x._data), (x,))
+    """-1, 0 or 1 (0 at NaN, as in PyTorch; numpy's sign gives NaN)."""
+    d = x._data
+    out = (d > 0).astype(d.dtype) - (d < 0) if d.dtype.kind == "f" else \
+        d.copy() if d.dtype.kind == "b" else _xp(x).sign(d)
+    return record(SignBackward0, out, (x,))
 
 
 def floor(x):
@@ -117,7 +128,8 @@ SinBackward0 = rule("SinBackward0", "self", self="g * cos(self)")
 CosBackward0 = rule("CosBackward0", "self", self="-g * sin(self)")
 TanhBackward0 = rule("TanhBackward0", "result", self="g * (1 - result * result)")
 SigmoidBackward0 = rule("SigmoidBackward0", "result", self="g * result * (1 - result)")
-ReluBackward0 = rule("ReluBackward0", "result", self="g * (result > 0)")
+ReluBackward0 = rule("ReluBackward0", "result", self="g * (result != 0)")  # (NaN passes g:
+# the output is 0 where x <= 0, else x itself, NaN included, as in PyTorch)
 SqrtBackward0 = rule("SqrtBackward0", "result", self="g / (2 * result)")
 RsqrtBackward0 = rule("RsqrtBackward0", "result", self="-0.5 * g * result ** 3")
 AbsBackward0 = rule("AbsBackward0", "self", self="g * sign(self)")
