@@ -27,9 +27,10 @@ from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, 
                      ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .loss import BCELoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .conv import Conv2d, MaxPool2d, Unflatten
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Sequential",
-           "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "ModuleList", "Conv2d", "MaxPool2d", "Unflatten", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "functional", "init", "utils"]

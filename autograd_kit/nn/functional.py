@@ -156,3 +156,6 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
                          f"input size ({input.shape}) is deprecated. Please ensure they "
                          "have the same size.")
     return _loss.binary_cross_entropy(input, target, reduction)
+
+
+from .functional_conv import conv2d, fold, max_pool2d, unfold  # noqa: E402,F401

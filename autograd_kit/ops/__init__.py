@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor
-from . import (arith, compare, convert, creation, formula_env, indexing, inplace, loss, reduce,
-               shape, unary)
+from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
+               reduce, shape, unary)
 
 formula_env._install()
 
