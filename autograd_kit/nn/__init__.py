@@ -28,9 +28,11 @@ from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, 
 from .loss import BCELoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .conv import Conv2d, MaxPool2d, Unflatten
+from .loss_more import BCEWithLogitsLoss, HuberLoss, SmoothL1Loss
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Sequential",
-           "ModuleList", "Conv2d", "MaxPool2d", "Unflatten", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "Conv2d", "MaxPool2d", "Unflatten", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
            "functional", "init", "utils"]

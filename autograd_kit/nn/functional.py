@@ -159,3 +159,11 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
 
 
 from .functional_conv import conv2d, fold, max_pool2d, unfold  # noqa: E402,F401
+from .functional_losses import (binary_cross_entropy_with_logits, huber_loss,  # noqa: E402,F401
+                                smooth_l1_loss)
+from ._reduction import legacy_keywords as _legacy  # noqa: E402
+
+# The pre-1.0 keywords size_average= / reduce= (PyTorch's warning, same result).
+mse_loss, l1_loss, nll_loss, cross_entropy, binary_cross_entropy = (
+    _legacy(mse_loss), _legacy(l1_loss), _legacy(nll_loss), _legacy(cross_entropy),
+    _legacy(binary_cross_entropy))

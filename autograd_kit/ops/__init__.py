@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor
 from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
-               reduce, shape, unary)
+               loss_more, reduce, shape, unary)
 
 formula_env._install()
 
