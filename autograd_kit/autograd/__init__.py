@@ -9,7 +9,7 @@ from ..function import Function, FunctionCtx
 from ..gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..tensor import Tensor
-from . import graph  # noqa: F401
+from . import functional, graph  # noqa: F401
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 
