@@ -22,8 +22,8 @@ from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, 
 from .ops.convert import to
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
                            full_like, linspace, manual_seed, normal, ones, ones_like, rand,
-                           rand_like, randint, randn, randn_like, randperm, seed, tensor,
-                           zeros, zeros_like)
+                           rand_like, randint, randn, randn_like, randperm, seed,
+                           set_default_device, get_default_device, tensor, zeros, zeros_like)
 from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, maximum, mean, min, minimum,
                          norm, prod, softmax, std, sum, var)
 from .ops.indexing import chunk, narrow, split, unbind
@@ -35,7 +35,11 @@ from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor,
                         tanh)
 from . import autograd, cuda
 from .i18n import get_language, set_language
-from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
+from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                     IntTensor, LongTensor, ShortTensor)
+from .ops.module_forms import FUNCTIONS as _FUNCTIONS
+
+globals().update(_FUNCTIONS)  # torch.sin_, torch.median, torch.diagonal, torch.var_mean...
 
 clip = clamp
 __version__ = "0.1.0"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor
 from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
-               loss_more, reduce, shape, unary)
+               loss_more, module_forms, reduce, shape, unary)
 
 formula_env._install()
 
@@ -117,6 +117,7 @@ METHODS = {
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
+module_forms.install()  # diagonal, sort, median, log1p, cumsum, floor_... (newer op files)
 
 Tensor.T = property(shape.T, doc="All dimensions reversed.")
 Tensor.mT = property(shape.mT, doc="The last two dimensions swapped.")

@@ -44,8 +44,22 @@ def _size(size) -> tuple:
     return tuple(int(s) for s in size)
 
 
+_default_device = backend.CPU
+
+
 def _dev(device):
-    return backend.device(device) if device is not None else backend.CPU
+    return backend.device(device) if device is not None else _default_device
+
+
+def set_default_device(device) -> None:
+    """The device that creation functions use when no ``device=`` is given
+    (``None`` or ``"cpu"``: the CPU)."""
+    global _default_device
+    _default_device = backend.CPU if device is None else backend.device(device)
+
+
+def get_default_device():
+    return _default_device
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -81,23 +95,23 @@ def _filled(fill, size, dtype, device, requires_grad):
     return _finish(xp.full(_size(size), fill, dtype=dt), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, size, dtype, device, requires_grad)
+        return _filled(0, shape if size is None else (size,), dtype, device, requires_grad)
     except Exception as err:
         raise errors.short(err)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(1, size, dtype, device, requires_grad)
+        return _filled(1, shape if size is None else (size,), dtype, device, requires_grad)
     except Exception as err:
         raise errors.short(err)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, size, dtype, device, requires_grad)
+        return _filled(0, shape if size is None else (size,), dtype, device, requires_grad)
     except Exception as err:
         raise errors.short(err)
 
