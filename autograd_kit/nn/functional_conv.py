@@ -180,6 +180,25 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
                                                 (dilation, "dilation"), (padding, "padding"),
                                                 (stride, "stride"))]
     size = _listed(output_size, 2, "output_size")
+    _check_fold(input, size, *args)
     if input.dim() == 2:
         return _conv.fold(input.unsqueeze(0), size, *args).squeeze(0)
     return _conv.fold(input, size, *args)
+
+
+def _check_fold(input, size, kernel, dilation, padding, stride) -> None:
+    if input.dim() not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                           f"size and non-zero dimensions for input, but got: {list(input.shape)}")
+    channels, blocks = input.shape[-2], input.shape[-1]
+    if channels % (kernel[0] * kernel[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={channels} and "
+                           f"kernel_size={kernel}.")
+    n = [_conv.out_len(*a) for a in zip(size, kernel, dilation, padding, stride)]
+    if n[0] * n[1] != blocks:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}, expected "
+                           "size of input's dimension 2 to match the calculated number of "
+                           f"sliding blocks {n[0]} * {n[1]} = {n[0] * n[1]}, but got "
+                           f"input.size(2)={blocks}.")

@@ -205,13 +205,14 @@ def max_pool_grad(g, self, indices, kernel_size, stride, padding, dilation):
     the kernel offset that read the winning pixel; col2im puts it in place."""
     n, c, h, w = self.shape
     out = tuple(g.shape[-2:])
+    windows, offsets = out[0] * out[1], kernel_size[0] * kernel_size[1]
     idx = _raw(indices)
     where = window_positions(backend.xp_of(idx), (h, w), kernel_size, dilation, padding,
-                             stride, out)
-    won = where[None] == idx.reshape(n * c, 1, -1)                   # (N·C, kH·kW, L)
-    cols = reshape(g, (n * c, 1, out[0] * out[1])) * _like(g, won.astype(_raw(g).dtype))
-    grad = col2im(cols, (h, w), kernel_size, dilation, padding, stride, out)
-    return reshape(grad, tuple(self.shape))
+                             stride, out)                              # (kH·kW, L)
+    won = where == idx.reshape(n, c, 1, windows)                       # (N, C, kH·kW, L)
+    cols = reshape(g, (n, c, 1, windows)) * _like(g, won.astype(_raw(g).dtype))
+    return col2im(reshape(cols, (n, c * offsets, windows)), (h, w), kernel_size, dilation,
+                  padding, stride, out)
 
 
 formula_env.ENV.update({f.__name__: f for f in (im2col, col2im, conv_input_grad,

@@ -56,7 +56,8 @@ def trace(x):
     """The sum of the main diagonal of a matrix."""
     if x.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + f"{x.ndim}")
-    return diagonal(x).sum()
+    a = x._data
+    return record(TraceBackward0, a.trace(), (x,), self_sym_sizes=a.shape)
 
 
 def _triangle(kind):
@@ -109,6 +110,9 @@ DiagonalBackward0 = rule("DiagonalBackward0", "offset dim1 dim2 self_sym_sizes",
                          self="diagonal_backward(g, self_sym_sizes, offset, dim1, dim2)")
 DiagonalBackwardBackward0 = rule("DiagonalBackwardBackward0", "offset dim1 dim2",
                                  grad_output="diagonal_of(g, offset, dim1, dim2)")
+TraceBackward0 = rule("TraceBackward0", "self_sym_sizes",
+                      self="diagonal_backward(expand(g, (min(self_sym_sizes),)), self_sym_sizes,"
+                           " 0, 0, 1)")
 DiagEmbedBackward0 = rule("DiagEmbedBackward0", "offset", self="diagonal_of(g, offset)")
 TrilBackward0 = rule("TrilBackward0", "diagonal", self="triangle(g, 'tril', diagonal)")
 TriuBackward0 = rule("TriuBackward0", "diagonal", self="triangle(g, 'triu', diagonal)")
