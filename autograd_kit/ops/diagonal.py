@@ -18,7 +18,7 @@ def _diagonal_array(a, offset, d1, d2):
     """numpy's diagonal view (read-only by default; made writable so that the
     view can be changed in place, as PyTorch's can)."""
     out = a.diagonal(offset, d1, d2)
-    if hasattr(out, "flags") and not out.flags.writeable and a.flags.writeable:
+    if not getattr(out.flags, "writeable", True) and a.flags.writeable:  # (cupy: always)
         out.flags.writeable = True
     return out
 

@@ -116,7 +116,9 @@ def unsort(g, indices, dim):
     xp = backend.xp_of(idx)
     if idx.ndim == 0:
         return g
-    grid = list(xp.indices(idx.shape, sparse=True))
+    n = idx.ndim
+    grid = [xp.arange(s).reshape([-1 if i == k else 1 for i in range(n)])
+            for k, s in enumerate(idx.shape)]                       # an open grid
     grid[dim] = xp.argsort(idx, axis=dim)
     return g[tuple(grid)]
 
