@@ -89,6 +89,15 @@ def from_numpy(array) -> Tensor:
     return Tensor._make(array)
 
 
+def _shape(name, shape, size):
+    """The shape given as ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _filled(fill, size, dtype, device, requires_grad):
     dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
     xp = backend.xp_for(_dev(device))
@@ -97,21 +106,24 @@ def _filled(fill, size, dtype, device, requires_grad):
 
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, shape if size is None else (size,), dtype, device, requires_grad)
+        return _filled(0, _shape("zeros", shape, size), dtype, device,
+                       requires_grad)
     except Exception as err:
         raise errors.short(err)
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(1, shape if size is None else (size,), dtype, device, requires_grad)
+        return _filled(1, _shape("ones", shape, size), dtype, device,
+                       requires_grad)
     except Exception as err:
         raise errors.short(err)
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, shape if size is None else (size,), dtype, device, requires_grad)
+        return _filled(0, _shape("empty", shape, size), dtype, device,
+                       requires_grad)
     except Exception as err:
         raise errors.short(err)
 

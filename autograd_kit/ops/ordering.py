@@ -21,8 +21,21 @@ from ._rules import RESULT, record, rule
 from .formula_env import ENV, _raw
 from .reduce import wrap_dim
 
-sort_result = namedtuple("sort", ["values", "indices"])
-median_result = namedtuple("median", ["values", "indices"])
+
+
+def _return_type(name: str) -> type:
+    """A (values, indices) named tuple printed as PyTorch prints its return types."""
+    class ReturnType(namedtuple(name, ["values", "indices"])):
+        __slots__ = ()
+
+        def __repr__(self) -> str:
+            return (f"torch.return_types.{name}(\nvalues={self.values!r},\n"
+                    f"indices={self.indices!r})")
+    ReturnType.__name__ = ReturnType.__qualname__ = name
+    return ReturnType
+
+
+sort_result, median_result = _return_type("sort"), _return_type("median")
 
 
 def _stable_order(a, dim, descending):
