@@ -34,12 +34,15 @@ from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor,
                         log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
                         tanh)
 from . import autograd, cuda
+from .serialization import load, save
 from .i18n import get_language, set_language
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor)
 from .ops.module_forms import FUNCTIONS as _FUNCTIONS
+from .ops.module_forms import with_axis_functions as _with_axis
 
 globals().update(_FUNCTIONS)  # torch.sin_, torch.median, torch.diagonal, torch.var_mean...
+globals().update(_with_axis(globals()))  # torch.sum(x, axis=1, keepdims=True), as PyTorch
 
 clip = clamp
 __version__ = "0.1.0"
@@ -57,7 +60,7 @@ def numel(input):  # noqa: A002 - PyTorch's name
 def __getattr__(name):
     # nn, optim and the pictures load on first use, so ``import autograd_kit`` stays fast.
     import importlib
-    if name in ("nn", "optim", "viz", "utils"):
+    if name in ("nn", "optim", "viz", "utils", "accelerator"):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "make_dot":
         return importlib.import_module(f"{__name__}.viz").make_dot

@@ -26,6 +26,10 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item  # x.size()[1:] is a Size
+
     def numel(self) -> int:
         n = 1
         for s in self:

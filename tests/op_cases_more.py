@@ -67,6 +67,23 @@ MORE_CASES = {
         C("max-pool2d-double-backward", distinct((1, 1, 4, 4)),
           lambda x: first_grad(lambda v: F.max_pool2d(v, 2) ** 3)(x)),
     ],
+    # -------------------------------------------------------- pooling.py --
+    "AvgPool2DBackward0": [
+        C("avg-pool2d", normal((2, 2, 4, 4)), lambda x: F.avg_pool2d(x, 2)),
+        C("avg-pool2d-padding-ceil", normal((1, 2, 5, 6)),
+          lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                 count_include_pad=False)),
+        C("avg-pool2d-layer", normal((1, 1, 5, 5)), lambda x: ak.nn.AvgPool2d((2, 3), 1)(x)),
+    ],
+    "AdaptiveAvgPool2DBackward0": [
+        C("adaptive-avg-pool2d", normal((2, 2, 5, 7)), lambda x: F.adaptive_avg_pool2d(x, 3)),
+        C("adaptive-avg-pool2d-layer", normal((1, 2, 4, 6)),
+          lambda x: ak.nn.AdaptiveAvgPool2d((2, None))(x)),
+    ],
+    "AdaptiveAvgPool2DBackwardBackward0": [
+        C("adaptive-avg-pool2d-double-backward", normal((1, 1, 5, 4)),
+          lambda x: first_grad(lambda v: F.adaptive_avg_pool2d(v, (2, 3)) ** 2)(x)),
+    ],
     # ------------------------------------------------------ loss_more.py --
     "BinaryCrossEntropyWithLogitsBackward0": [
         C("bce-logits", uniform(-3, 3, (3, 4)),

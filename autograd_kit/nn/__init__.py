@@ -27,12 +27,13 @@ from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, 
                      ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .loss import BCELoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .conv import Conv2d, MaxPool2d, Unflatten
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d, Unflatten
 from .loss_more import BCEWithLogitsLoss, HuberLoss, SmoothL1Loss
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Sequential",
            "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "Conv2d", "MaxPool2d", "Unflatten", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
+           "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
+           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
            "functional", "init", "utils"]

@@ -109,25 +109,17 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv.conv2d_forward(input, weight, bias, stride, padding, dilation, out)
 
 
-def _pool_pair(value, name: str, verb: str):
+def _pool_pair(value, name: str, verb: str, op: str = "max_pool2d"):
     if isinstance(value, int):
         return (value, value)
     value = tuple(value)
     if len(value) not in (1, 2):
-        raise RuntimeError(f"max_pool2d: {name} must {verb}a single int, or a tuple of two ints")
+        raise RuntimeError(f"{op}: {name} must {verb}a single int, or a tuple of two ints")
     return value * 2 if len(value) == 1 else value
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
-    """The largest value of each kH×kW window (stride defaults to the kernel size,
-    so windows do not overlap).  Its gradient goes only to each window's winner:
-    one node, ``MaxPool2DWithIndicesBackward0``, which saves the winners' indices."""
-    kernel = _pool_pair(kernel_size, "kernel_size", "either be ")
-    stride = kernel if stride is None or stride == [] or stride == () else \
-        _pool_pair(stride, "stride", "either be omitted, ")
-    padding = _pool_pair(padding, "padding", "either be ")
-    dilation = _pool_pair(dilation, "dilation", "be either ")
+def _pool_checks(input, kernel, stride, padding, dilation, ceil_mode):
+    """PyTorch's checks of a pooling's arguments; the output size (oH, oW)."""
     if any(k <= 0 for k in kernel):
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} "
                            f"kW: {kernel[1]}")
@@ -155,12 +147,58 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
         c = input.shape[-3]
         raise RuntimeError(f"Given input size: ({c}x{size[0]}x{size[1]}). Calculated output "
                            f"size: ({c}x{out[0]}x{out[1]}). Output size is too small")
+    return out
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """The largest value of each kH×kW window (stride defaults to the kernel size,
+    so windows do not overlap).  Its gradient goes only to each window's winner:
+    one node, ``MaxPool2DWithIndicesBackward0``, which saves the winners' indices."""
+    kernel = _pool_pair(kernel_size, "kernel_size", "either be ")
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _pool_pair(stride, "stride", "either be omitted, ")
+    padding = _pool_pair(padding, "padding", "either be ")
+    dilation = _pool_pair(dilation, "dilation", "be either ")
+    out = _pool_checks(input, kernel, stride, padding, dilation, ceil_mode)
     batched = input if input.dim() == 4 else input.unsqueeze(0)
     values, indices = _conv.max_pool2d_forward(batched, kernel, stride, padding, dilation,
                                                ceil_mode, out)
     if input.dim() == 3:
         values, indices = values.squeeze(0), indices.squeeze(0)
     return (values, indices) if return_indices else values
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    """The mean of each kH×kW window (stride defaults to the kernel size); its
+    gradient is shared evenly by the window's pixels (``AvgPool2DBackward0``)."""
+    if divisor_override is not None:
+        raise NotImplementedError("autograd_kit does not support divisor_override here")
+    kernel = _pool_pair(kernel_size, "kernel_size", "either be ", "avg_pool2d")
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _pool_pair(stride, "stride", "either be omitted, ", "avg_pool2d")
+    padding = _pool_pair(padding, "padding", "either be ", "avg_pool2d")
+    out = _pool_checks(input, kernel, stride, padding, (1, 1), ceil_mode)
+    batched = input if input.dim() == 4 else input.unsqueeze(0)
+    from ..ops.pooling import avg_pool2d_forward
+    values = avg_pool2d_forward(batched, kernel, stride, padding, ceil_mode, count_include_pad,
+                                out)
+    return values if input.dim() == 4 else values.squeeze(0)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average pooling with the windows chosen so that the output is ``output_size``
+    (None keeps that side's size); ``1`` is the mean over each image."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(input.shape)}")
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    size = tuple(n if s is None else s for s, n in zip(size, input.shape[-2:]))
+    if size == (1, 1):  # the global average: PyTorch records a mean
+        return input.mean((-1, -2), keepdim=True)
+    from ..ops.pooling import adaptive_avg_pool2d_forward
+    return adaptive_avg_pool2d_forward(input, size)
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor
 from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
-               loss_more, module_forms, reduce, shape, unary)
+               loss_more, module_forms, pooling, reduce, shape, unary)
 
 formula_env._install()
 

@@ -134,8 +134,38 @@ FUNCTIONS = {
 }
 
 
+def numpy_keywords(fn):
+    """Let ``fn`` also take numpy's spellings ``axis=`` and ``keepdims=``, which
+    PyTorch accepts as aliases of ``dim=`` and ``keepdim=`` (d2l writes
+    ``A.sum(axis=1, keepdims=True)``)."""
+    def wrapper(*args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return wrapper
+
+
+# Ops with a ``dim`` argument that tutorials call with ``axis=`` / ``keepdims=``.
+WITH_AXIS = ("sum", "mean", "max", "min", "argmax", "argmin", "std", "var", "amax", "amin",
+             "prod", "logsumexp", "cumsum", "median", "sort", "argsort", "softmax",
+             "log_softmax", "var_mean", "std_mean", "norm", "all", "any")
+
+
 def install() -> None:
     """Attach the methods to Tensor (the functions are exported by the package)."""
     for name, fn in METHODS.items():
         if not hasattr(Tensor, name):  # never replace a method another file defines
             setattr(Tensor, name, fn)
+    for name in WITH_AXIS:
+        method = getattr(Tensor, name, None)
+        if method is not None and not hasattr(method, "__wrapped__"):
+            setattr(Tensor, name, numpy_keywords(method))
+
+
+def with_axis_functions(namespace: dict) -> dict:
+    """The ``torch.`` functions of ``WITH_AXIS`` found in ``namespace``, wrapped."""
+    return {name: numpy_keywords(namespace[name]) for name in WITH_AXIS
+            if name in namespace and not hasattr(namespace[name], "__wrapped__")}
