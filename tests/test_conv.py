@@ -36,7 +36,9 @@ def loop_conv2d(x, w, b, stride, padding, dilation):
     out = np.zeros((n, o, oh, ow))
     for i in range(oh):
         for j in range(ow):
-            patch = xp[:, :, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw]
+            rows = slice(i * sh, i * sh + dh * (kh - 1) + 1, dh)
+            cols = slice(j * sw, j * sw + dw * (kw - 1) + 1, dw)
+            patch = xp[:, :, rows, cols]
             out[:, :, i, j] = np.einsum("nckl,ockl->no", patch, w) + (0 if b is None else b)
     return out
 

@@ -158,10 +158,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
     return _loss.binary_cross_entropy(input, target, reduction)
 
 
-from .functional_conv import (adaptive_avg_pool2d, avg_pool2d, conv2d, fold,  # noqa: E402,F401
-                              max_pool2d, unfold)
-from .functional_losses import (binary_cross_entropy_with_logits, huber_loss,  # noqa: E402,F401
-                                smooth_l1_loss)
+from .functional_conv import adaptive_avg_pool2d, avg_pool2d  # noqa: E402,F401
+from .functional_conv import conv2d, fold, max_pool2d, unfold  # noqa: E402,F401
+from .functional_losses import binary_cross_entropy_with_logits  # noqa: E402,F401
+from .functional_losses import huber_loss, smooth_l1_loss  # noqa: E402,F401
 from ._reduction import legacy_keywords as _legacy  # noqa: E402
 
 # The pre-1.0 keywords size_average= / reduce= (PyTorch's warning, same result).

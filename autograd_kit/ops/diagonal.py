@@ -69,7 +69,8 @@ def _triangle(kind):
         node = TrilBackward0 if kind == "tril" else TriuBackward0
         return record(node, out, (x,), diagonal=diagonal)
     fn.__name__ = kind
-    fn.__doc__ = f"The {'lower' if kind == 'tril' else 'upper'} triangle (from ``diagonal``); 0 elsewhere."
+    side = "lower" if kind == "tril" else "upper"
+    fn.__doc__ = f"The {side} triangle (from ``diagonal`` on); 0 elsewhere."
     return fn
 
 
