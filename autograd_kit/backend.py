@@ -279,7 +279,7 @@ def _infer_dtype(data):
     if hasattr(flat, "_data"):  # a Tensor inside a list
         return None
     if isinstance(flat, (builtins.bool, builtins.int)) and isinstance(data, (list, tuple)):
-        flat = _widest(data)  # [2, -3.4] is float, [True, 2] is int: every element counts
+        return None  # numpy looks at every element: [2, -3.4] is float, [True, 2] is int
     if isinstance(flat, builtins.bool):
         return np.bool_
     if isinstance(flat, builtins.int):
@@ -287,19 +287,6 @@ def _infer_dtype(data):
     if isinstance(flat, complex):
         return np.complex64 if _default_float is float32 else np.complex128
     return _default_float.np
-
-
-def _widest(seq):
-    """An element of the widest kind in a nested list: complex > float > int > bool."""
-    widest = rank = -1
-    for v in _flat(seq):
-        r = 3 if isinstance(v, complex) else 2 if isinstance(v, builtins.float) else \
-            1 if isinstance(v, builtins.int) and not isinstance(v, builtins.bool) else 0
-        if r > rank:
-            widest, rank = v, r
-            if r == 3:
-                break
-    return widest
 
 
 def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
@@ -318,6 +305,9 @@ def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
     if (arr.dtype == np.float64 and dt is None and not is_array(data)
             and not isinstance(data, _NUMPY_SCALARS)):
         arr = arr.astype(_default_float.np)
+    elif arr.dtype == np.complex128 and dt is None and _default_float is float32 and \
+            isinstance(data, (list, tuple)):
+        arr = arr.astype(np.complex64)
     return arr
 
 
