@@ -293,3 +293,49 @@ def test_more_errors_against_pytorch(call):
 
 
 F_zeros = ak.zeros
+
+
+# ----------------------------------------------------------- average pooling --
+def test_avg_pool2d_is_the_window_mean(rng):
+    x = rng.standard_normal((1, 2, 4, 6))
+    out = F.avg_pool2d(ak.tensor(x), (2, 3))
+    np.testing.assert_allclose(out.numpy(), x.reshape(1, 2, 2, 2, 2, 3).mean(axis=(3, 5)))
+    t = ak.tensor(x, requires_grad=True)
+    F.adaptive_avg_pool2d(t, (2, 3)).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), np.full(x.shape, 1 / 4))
+    assert nn.AdaptiveAvgPool2d(1)(t).grad_fn.name() == "MeanBackward1"
+
+
+@needs_torch
+@pytest.mark.parametrize("args, kwargs", [
+    ((2,), {}), ((3,), {"stride": 2, "padding": 1}),
+    ((3,), {"stride": 2, "padding": 1, "count_include_pad": False}),
+    (((2, 3),), {"stride": (1, 2), "ceil_mode": True, "padding": (1, 1)}),
+])
+def test_avg_pool2d_against_pytorch(args, kwargs, rng):
+    x = rng.standard_normal((2, 2, 7, 9))
+    (a,), (t,) = _both([x])
+    ya = F.avg_pool2d(a, *args, **kwargs)
+    yt = torch.nn.functional.avg_pool2d(t, *args, **kwargs)
+    np.testing.assert_allclose(ya.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    seed = rng.standard_normal(tuple(yt.shape))
+    ya.backward(ak.tensor(seed))
+    yt.backward(torch.tensor(seed))
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert ya.grad_fn.name() == yt.grad_fn.name()
+
+
+@needs_torch
+@pytest.mark.parametrize("size", [1, 3, (2, 4), (None, 2), (5, 9)])
+def test_adaptive_avg_pool2d_against_pytorch(size, rng):
+    x = rng.standard_normal((2, 3, 7, 9))
+    (a,), (t,) = _both([x])
+    ya = F.adaptive_avg_pool2d(a, size)
+    yt = torch.nn.functional.adaptive_avg_pool2d(t, size)
+    np.testing.assert_allclose(ya.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    (ya * ya).sum().backward()
+    (yt * yt).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert ya.grad_fn.name() == yt.grad_fn.name()
+    for make in (lambda m: m.AvgPool2d(2), lambda m: m.AdaptiveAvgPool2d(size)):
+        assert repr(make(nn)) == repr(make(torch.nn))

@@ -33,6 +33,8 @@ def plain(v):
         return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape), v.detach().tolist())
     if isinstance(v, (list, tuple)):
         return [plain(x) for x in v]
+    if isinstance(v, dict):
+        return [[k, plain(x)] for k, x in v.items()]
     if isinstance(v, (np.floating, np.integer)):
         return v.item()
     if hasattr(v, "__class__") and v.__class__.__name__ == "Size":
@@ -763,3 +765,50 @@ def mechanics_and_extending(lib):
 def test_autograd_mechanics_and_extending_notes():
     out = run(mechanics_and_extending)
     assert out[:4] == [True, True, True, False]
+
+
+# --------------------------------------------- pieces the pages rely on --
+def rmsprop_runs(lib, kwargs):
+    w = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    opt = lib.optim.RMSprop([w], lr=0.01, **kwargs)
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        loss = (w ** 3).sum() + (w * w).sum()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return [w, losses]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"momentum": 0.9}, {"centered": True},
+                                    {"weight_decay": 0.1, "alpha": 0.9}])
+def test_rmsprop(kwargs):
+    losses = run(rmsprop_runs, kwargs)[1]
+    assert losses[-1] < losses[0]
+
+
+def loader_runs(lib, tmp_path):
+    ds = lib.utils.data.TensorDataset(lib.arange(10.0).reshape(5, 2), lib.arange(5))
+    out = [len(ds), ds[1], ds[1:3]]
+    for kwargs in ({"batch_size": 2}, {"batch_size": 2, "drop_last": True},
+                   {"batch_size": None}):
+        loader = lib.utils.data.DataLoader(ds, **kwargs)
+        out += [len(loader), list(loader)]
+    path = tmp_path / f"{lib.__name__}.pt"
+    lib.save({"w": lib.ones(2), "n": 3}, path)
+    out.append(lib.load(path, map_location="cpu"))
+    return out
+
+
+def test_tensor_dataset_data_loader_save_load(tmp_path):
+    out = run(loader_runs, tmp_path)
+    assert out[3] == 3 and out[5] == 2 and out[7] == 5
+
+
+def test_shuffled_batches_cover_the_dataset_once():
+    autograd_kit.manual_seed(0)
+    ds = autograd_kit.utils.data.TensorDataset(autograd_kit.arange(10))
+    seen = sorted(v for (batch,) in autograd_kit.utils.data.DataLoader(ds, 3, shuffle=True)
+                  for v in batch.tolist())
+    assert seen == list(range(10))
