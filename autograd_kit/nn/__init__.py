@@ -5,7 +5,11 @@
 ``parameter.py``  Parameter: a leaf tensor that a Module registers
 ``layers.py``     Linear, activations, Flatten, Dropout; Sequential, ModuleList
 ``loss.py``       MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss
-``functional.py`` the same computations as functions (``import ... as F``)
+``loss_more.py``  BCEWithLogitsLoss, SmoothL1Loss, HuberLoss (``_reduction.py``: the
+                  old size_average= / reduce= keywords)
+``conv.py``       Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Unflatten
+``functional.py`` the same computations as functions (``import ... as F``); the image
+                  ones in ``functional_conv.py``, the newer losses in ``functional_losses.py``
 ``init.py``       weight initialisation schemes (xavier, kaiming...)
 ``utils.py``      gradient clipping
 

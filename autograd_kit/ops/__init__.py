@@ -4,6 +4,10 @@
 ``reduce`` sum mean max var softmax   ``shape``  reshape transpose x[i] cat where
 ``loss``   mse_loss nll_loss    ``compare`` == < argmax (no gradient)
 ``inplace`` add_ x[i]=v ...     ``creation`` tensor zeros randn...
+``conv``   conv2d max_pool2d (im2col)   ``pooling`` avg_pool2d adaptive_avg_pool2d
+``loss_more`` BCE with logits, smooth L1, Huber   ``ordering`` sort argsort median
+``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
+``module_forms`` torch.sin_(x), var_mean, x.new_full...: other spellings of the ops above
 Each family file ends with its table of backward formulas.
 """
 from __future__ import annotations
