@@ -22,8 +22,8 @@ from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, 
 from .ops.convert import to
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
                            full_like, linspace, manual_seed, normal, ones, ones_like, rand,
-                           rand_like, randint, randn, randn_like, randperm, seed, tensor,
-                           zeros, zeros_like)
+                           rand_like, randint, randn, randn_like, randperm, seed,
+                           set_default_device, get_default_device, tensor, zeros, zeros_like)
 from .ops.reduce import amax, amin, log_softmax, logsumexp, max, min, norm, softmax, std, var
 from .ops.indexing import chunk, narrow, split, unbind
 from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, hstack,
@@ -34,8 +34,15 @@ from .ops.out import (abs, add, ceil, clamp, cos, div, dot, exp, floor, log,  # 
                       matmul, maximum, mean, minimum, mm, mul, neg, pow, prod, reciprocal,
                       round, rsqrt, sigmoid, sign, sin, sqrt, square, sub, sum, tanh)
 from . import autograd, cuda
+from .serialization import load, save
 from .i18n import get_language, set_language
-from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
+from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                     IntTensor, LongTensor, ShortTensor)
+from .ops.module_forms import FUNCTIONS as _FUNCTIONS
+from .ops.module_forms import with_axis_functions as _with_axis
+
+globals().update(_FUNCTIONS)  # torch.sin_, torch.median, torch.diagonal, torch.var_mean...
+globals().update(_with_axis(globals()))  # torch.sum(x, axis=1, keepdims=True), as PyTorch
 
 clip = clamp
 __version__ = "0.1.0"
@@ -58,7 +65,7 @@ def detach(input):  # noqa: A002 - PyTorch's name
 def __getattr__(name):
     # nn, optim and the pictures load on first use, so ``import autograd_kit`` stays fast.
     import importlib
-    if name in ("nn", "optim", "viz", "utils"):
+    if name in ("nn", "optim", "viz", "utils", "accelerator"):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "make_dot":
         return importlib.import_module(f"{__name__}.viz").make_dot

@@ -337,6 +337,8 @@ def _infer_dtype(data):
         flat = flat[0]
     if hasattr(flat, "_data"):  # a Tensor inside a list
         return None
+    if isinstance(flat, (builtins.bool, builtins.int)) and isinstance(data, (list, tuple)):
+        return None  # numpy looks at every element: [2, -3.4] is float, [True, 2] is int
     if isinstance(flat, builtins.bool):
         return np.bool_
     if isinstance(flat, builtins.int):
@@ -362,6 +364,9 @@ def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
     if (arr.dtype == np.float64 and dt is None and not is_array(data)
             and not isinstance(data, _NUMPY_SCALARS)):
         arr = arr.astype(_default_float.np)
+    elif arr.dtype == np.complex128 and dt is None and _default_float is float32 and \
+            isinstance(data, (list, tuple)):
+        arr = arr.astype(np.complex64)
     return arr
 
 

@@ -245,11 +245,14 @@ class SavedTensor:
     "modified by an inplace operation" error is raised instead.
     """
 
-    __slots__ = ("tensor", "data", "counter", "version", "freed")
+    __slots__ = ("tensor", "data", "counter", "version", "freed", "hooked")
 
     def __init__(self, tensor, is_output: bool = False):
         self.freed = False
-        if is_output:  # keep the data only: the node itself is this tensor's grad_fn
+        self.hooked = None
+        if SAVED_TENSORS_HOOKS:  # ``autograd.graph.saved_tensors_hooks`` is active
+            self._pack(tensor, is_output)
+        elif is_output:  # keep the data only: the node itself is this tensor's grad_fn
             self.tensor, self.data = None, tensor._data
             self.counter = tensor._vc
             self.version = self.counter.value
@@ -258,9 +261,33 @@ class SavedTensor:
             vc = tensor._vcounter
             self.version = 0 if vc is None else vc.value
 
+    def _pack(self, tensor, is_output: bool) -> None:
+        """Keep only what the pack hook returns; the unpack hook gives the tensor back
+        (PyTorch checks no version then: the hooks own the value)."""
+        pack, unpack = SAVED_TENSORS_HOOKS[-1]
+        active = SAVED_TENSORS_HOOKS[:]
+        SAVED_TENSORS_HOOKS.clear()  # what the hook itself computes is saved plainly
+        try:
+            self.hooked = (unpack, pack(tensor), is_output)
+        finally:
+            SAVED_TENSORS_HOOKS[:] = active
+        self.tensor = self.data = None
+        self.counter, self.version = _NEVER, -1  # the fast paths never match: unpack()
+
+    def _unhook(self, node):
+        unpack, packed, is_output = self.hooked
+        t = unpack(packed)
+        from .tensor import Tensor
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        return Tensor._make(t._data, True, node) if is_output else t
+
     def unpack(self, node, name: str = "self"):
         if self.freed:
             raise errors.GraphFreedError(node)
+        if self.hooked is not None:
+            return self._unhook(node)
         t = self.tensor
         if t is not None:
             if t._vcounter is not None and t._vcounter.value != self.version:
@@ -293,13 +320,26 @@ class SavedTensor:
 
     def release(self) -> None:
         self.freed = True
-        self.tensor = self.data = None
+        self.tensor = self.data = self.hooked = None
 
     def state(self):
-        return (self.freed, self.tensor, self.data)
+        return (self.freed, self.tensor, self.data, self.hooked)
 
     def restore(self, state) -> None:
-        self.freed, self.tensor, self.data = state
+        self.freed, self.tensor, self.data, self.hooked = state
+
+
+# (pack, unpack) pairs pushed by ``autograd.graph.saved_tensors_hooks``; the last applies.
+SAVED_TENSORS_HOOKS: list = []
+
+
+class _Unversioned:
+    """The counter of a hooked saved tensor: it never matches, so reading one
+    always goes through ``unpack`` and its hook."""
+    value = -2
+
+
+_NEVER = _Unversioned()
 
 
 def _freed() -> SavedTensor:

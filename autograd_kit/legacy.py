@@ -1,6 +1,8 @@
-"""Pre-0.4 names kept for old tutorials: ``FloatTensor([4])`` and friends.
+"""Pre-0.4 names kept for old tutorials: ``FloatTensor([4])``, ``LongTensor(2, 3)``...
 
-``FloatTensor(data)`` makes a float32 tensor; ``isinstance(t, FloatTensor)``
+Each legacy type makes a tensor of its dtype, from data (``LongTensor([1, 2])``)
+or from a shape (``FloatTensor(2, 3)``, ``FloatTensor(x.size())``; PyTorch leaves
+those uninitialised, here they hold zeros).  ``isinstance(t, FloatTensor)``
 checks the dtype, as PyTorch's legacy type objects do.
 """
 from __future__ import annotations
@@ -16,22 +18,20 @@ class _LegacyType(type):
     def __call__(cls, *args, requires_grad=False):
         return Tensor(*args, dtype=cls._dtype, requires_grad=requires_grad)
 
-
-class FloatTensor(metaclass=_LegacyType):
-    _dtype = backend.float32
-
-
-class DoubleTensor(metaclass=_LegacyType):
-    _dtype = backend.float64
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
 
 
-class LongTensor(metaclass=_LegacyType):
-    _dtype = backend.int64
+def _legacy(name: str, dtype) -> type:
+    return _LegacyType(name, (), {"_dtype": dtype, "__doc__": f"Makes {dtype.name} tensors."})
 
 
-class IntTensor(metaclass=_LegacyType):
-    _dtype = backend.int32
-
-
-class BoolTensor(metaclass=_LegacyType):
-    _dtype = backend.bool
+FloatTensor = _legacy("FloatTensor", backend.float32)
+DoubleTensor = _legacy("DoubleTensor", backend.float64)
+HalfTensor = _legacy("HalfTensor", backend.float16)
+LongTensor = _legacy("LongTensor", backend.int64)
+IntTensor = _legacy("IntTensor", backend.int32)
+ShortTensor = _legacy("ShortTensor", backend.int16)
+CharTensor = _legacy("CharTensor", backend.int8)
+ByteTensor = _legacy("ByteTensor", backend.uint8)
+BoolTensor = _legacy("BoolTensor", backend.bool)

@@ -26,6 +26,10 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item  # x.size()[1:] is a Size
+
     def numel(self) -> int:
         n = 1
         for s in self:
@@ -75,11 +79,20 @@ class Tensor:
 
     # -- construction -------------------------------------------------------
     def __init__(self, *args, requires_grad: bool = False, dtype=None, device=None):
-        """Legacy constructor: ``Tensor([1, 2])`` (float) or ``Tensor(2, 3)`` (uninitialised)."""
+        """Legacy constructor: ``Tensor([1, 2])`` (data, float) or ``Tensor(2, 3)`` and
+        ``Tensor(x.size())`` (that shape; PyTorch leaves it uninitialised, here it is 0)."""
         dt = dtype or backend.get_default_dtype()
         dev = backend.device(device or "cpu")
+        if len(args) == 1 and isinstance(args[0], Size):
+            args = tuple(args[0])
+        elif not args:
+            args = (0,)  # ``Tensor()``: empty
         if len(args) == 1 and not isinstance(args[0], int):
-            data = backend.make_array(args[0], dt, dev)
+            data = args[0]
+            if isinstance(data, (float, complex, bool)):
+                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+            data = data._data if isinstance(data, Tensor) and dtype is None else \
+                backend.make_array(data, dt, dev)
         else:
             data = backend.xp_for(dev).zeros(tuple(args), dtype=backend.np_dtype(dt))
         self._init(data, False, None)

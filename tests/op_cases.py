@@ -559,3 +559,9 @@ CASES: dict[str, list[Case]] = {
 # present: even EmbedBackward0, which only double backward reaches, has cases
 # above built from a first derivative.)
 EXEMPT: dict[str, str] = {}
+
+# Cases of the image ops, the extra losses, ordering and diagonals live in
+# their own file, merged here.
+from op_cases_more import MORE_CASES  # noqa: E402
+
+CASES.update(MORE_CASES)

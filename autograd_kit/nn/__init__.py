@@ -5,7 +5,11 @@
 ``parameter.py``  Parameter: a leaf tensor that a Module registers
 ``layers.py``     Linear, activations, Flatten, Dropout; Sequential, ModuleList
 ``loss.py``       MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss
-``functional.py`` the same computations as functions (``import ... as F``)
+``loss_more.py``  BCEWithLogitsLoss, SmoothL1Loss, HuberLoss (``_reduction.py``: the
+                  old size_average= / reduce= keywords)
+``conv.py``       Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Unflatten
+``functional.py`` the same computations as functions (``import ... as F``); the image
+                  ones in ``functional_conv.py``, the newer losses in ``functional_losses.py``
 ``init.py``       weight initialisation schemes (xavier, kaiming...)
 ``utils.py``      gradient clipping
 
@@ -27,9 +31,13 @@ from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, 
                      ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .loss import BCELoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d, Unflatten
+from .loss_more import BCEWithLogitsLoss, HuberLoss, SmoothL1Loss
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Sequential",
            "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
+           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
            "functional", "init", "utils"]

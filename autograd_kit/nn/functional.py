@@ -217,3 +217,15 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
         return _loss.binary_cross_entropy(input, target, reduction)
     except (RuntimeError, ValueError) as err:
         raise errors.short(err)
+
+
+from .functional_conv import adaptive_avg_pool2d, avg_pool2d  # noqa: E402,F401
+from .functional_conv import conv2d, fold, max_pool2d, unfold  # noqa: E402,F401
+from .functional_losses import binary_cross_entropy_with_logits  # noqa: E402,F401
+from .functional_losses import huber_loss, smooth_l1_loss  # noqa: E402,F401
+from ._reduction import legacy_keywords as _legacy  # noqa: E402
+
+# The pre-1.0 keywords size_average= / reduce= (PyTorch's warning, same result).
+mse_loss, l1_loss, nll_loss, cross_entropy, binary_cross_entropy = (
+    _legacy(mse_loss), _legacy(l1_loss), _legacy(nll_loss), _legacy(cross_entropy),
+    _legacy(binary_cross_entropy))

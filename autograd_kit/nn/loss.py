@@ -65,3 +65,13 @@ class BCELoss(_Loss):
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+def _accept_legacy_keywords() -> None:
+    """Every loss module also takes the pre-1.0 ``size_average=`` / ``reduce=``."""
+    from ._reduction import legacy_keywords
+    for cls in (MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss):
+        cls.__init__ = legacy_keywords(cls.__init__)
+
+
+_accept_legacy_keywords()

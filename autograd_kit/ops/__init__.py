@@ -4,14 +4,18 @@
 ``reduce`` sum mean max var softmax   ``shape``  reshape transpose x[i] cat where
 ``loss``   mse_loss nll_loss    ``compare`` == < argmax (no gradient)
 ``inplace`` add_ x[i]=v ...     ``creation`` tensor zeros randn...
+``conv``   conv2d max_pool2d (im2col)   ``pooling`` avg_pool2d adaptive_avg_pool2d
+``loss_more`` BCE with logits, smooth L1, Huber   ``ordering`` sort argsort median
+``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
+``module_forms`` torch.sin_(x), var_mean, x.new_full...: other spellings of the ops above
 Each family file ends with its table of backward formulas.
 """
 from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor
-from . import (arith, compare, convert, creation, formula_env, indexing, inplace, loss, reduce,
-               shape, unary)
+from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
+               loss_more, module_forms, pooling, reduce, shape, unary)
 
 formula_env._install()
 
@@ -117,6 +121,7 @@ METHODS = {
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
+module_forms.install()  # diagonal, sort, median, log1p, cumsum, floor_... (newer op files)
 
 Tensor.T = property(shape.T, doc="All dimensions reversed.")
 Tensor.mT = property(shape.mT, doc="The last two dimensions swapped.")

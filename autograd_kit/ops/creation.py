@@ -68,8 +68,22 @@ def _size_type_error(name, size, i, one) -> str:
             f"\"type must be tuple of ints,but got {kind}\"")
 
 
+_default_device = backend.CPU
+
+
 def _dev(device):
-    return backend.device(device) if device is not None else backend.CPU
+    return backend.device(device) if device is not None else _default_device
+
+
+def set_default_device(device) -> None:
+    """The device that creation functions use when no ``device=`` is given
+    (``None`` or ``"cpu"``: the CPU)."""
+    global _default_device
+    _default_device = backend.CPU if device is None else backend.device(device)
+
+
+def get_default_device():
+    return _default_device
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -130,29 +144,41 @@ def from_numpy(array) -> Tensor:
     return Tensor._make(array)
 
 
+def _shape(name, shape, size):
+    """The shape given as ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _filled(fill, size, dtype, device, requires_grad, name=""):
     dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
     xp = backend.xp_for(_dev(device))
     return _finish(xp.full(_size(size, name), fill, dtype=dt), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, size, dtype, device, requires_grad, "zeros")
+        return _filled(0, _shape("zeros", shape, size), dtype, device,
+                       requires_grad, "zeros")
     except Exception as err:
         raise errors.short(err)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(1, size, dtype, device, requires_grad, "ones")
+        return _filled(1, _shape("ones", shape, size), dtype, device,
+                       requires_grad, "ones")
     except Exception as err:
         raise errors.short(err)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     try:
-        return _filled(0, size, dtype, device, requires_grad, "empty")
+        return _filled(0, _shape("empty", shape, size), dtype, device,
+                       requires_grad, "empty")
     except Exception as err:
         raise errors.short(err)
 

@@ -9,13 +9,14 @@ The training loop every lesson writes::
         loss.backward()              # fills p.grad for every parameter
         opt.step()                   # p ← p - lr · (update from p.grad)
 
-``optimizer.py`` holds what all optimizers share; ``sgd.py`` and ``adam.py``
-each hold one update formula.
+``optimizer.py`` holds what all optimizers share; ``sgd.py``, ``adam.py`` and
+``rmsprop.py`` each hold one update formula.
 """
 from __future__ import annotations
 
 from .adam import Adam
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "RMSprop"]

@@ -1,0 +1,76 @@
+"""``F.binary_cross_entropy_with_logits``, ``F.smooth_l1_loss``, ``F.huber_loss``.
+
+The arguments are checked here with PyTorch's messages; the math (one node per
+loss, and its gradient) is in ``ops/loss_more.py``.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..ops import loss_more as _more
+from ..ops.loss import reduce_loss
+from ..tensor import Tensor
+from ._reduction import legacy_keywords
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=4)
+
+
+def _constant(t, argument: str) -> None:
+    if t is not None and t.requires_grad:
+        raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
+                           f"differentiable with respect to argument '{argument}'. This input "
+                           "cannot have requires_grad True.")
+
+
+@legacy_keywords
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
+                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+    """-[pw·y·log σ(x) + (1 - y)·log(1 - σ(x))], computed from the logits x without
+    ever taking log(0).  ``pos_weight`` (one number per class) weighs the positive
+    examples; ``weight`` weighs each element."""
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    _check_reduction(reduction)
+    _constant(weight, "weight")
+    _constant(pos_weight, "pos_weight")
+    return _more.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+@legacy_keywords
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """d²/(2β) where |d| < β, |d| - β/2 beyond (d = x - y): squared error near the
+    target, absolute error far from it.  β = 0 is the L1 loss."""
+    _warn_size(input, target)
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return reduce_loss((input - target).abs(), reduction)
+    return _more.smooth_l1_loss(input, target, reduction, beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight=None) -> Tensor:
+    """d²/2 where |d| < δ, δ(|d| - δ/2) beyond: smooth L1 scaled by δ (with β = δ)."""
+    if weight is not None:
+        raise NotImplementedError("autograd_kit does not support weight here")
+    _warn_size(input, target)
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    return _more.huber_loss(input, target, reduction, delta)

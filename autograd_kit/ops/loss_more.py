@@ -1,0 +1,133 @@
+"""More losses, each one graph node: BCE with logits, smooth L1, Huber.
+
+``binary_cross_entropy_with_logits(x, y)``: the binary cross-entropy of
+p = sigmoid(x), computed from x itself so that it never takes log(0):
+
+    ℓ = (1 - y)·x + (1 + (pw - 1)·y)·softplus(-x)      (pw: pos_weight, 1 if absent)
+
+    dℓ/dx = (pw·y + 1 - y)·sigmoid(x) - pw·y           (= sigmoid(x) - y when pw = 1)
+    dℓ/dy = (pw - 1)·softplus(-x) - x
+
+``smooth_l1_loss`` (β) and ``huber_loss`` (δ) are quadratic near 0 and linear
+far away, so one outlier cannot pull with unbounded force.  For d = x - y:
+
+    smooth L1:  d²/(2β) if |d| < β, else |d| - β/2;    dℓ/dd = clamp(d/β, -1, 1)
+    Huber:      d²/2    if |d| < δ, else δ(|d| - δ/2);  dℓ/dd = clamp(d, -δ, δ)
+
+(Huber = β · smooth L1 with β = δ.)  With ``reduction="mean"`` every gradient is
+divided by the number of elements of the (broadcast) loss.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from ._rules import as_tensor_pair, check_broadcast, record, rule
+from .formula_env import ENV, _is_tensor, clamp, exp, log
+from .loss import reduce_loss
+
+
+def _softplus_neg(xp, x):
+    """softplus(-x) = log(1 + e^-x), without overflow for large |x|."""
+    return xp.logaddexp(0, -x)
+
+
+def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    x, y, dx, dy = as_tensor_pair(input, target)
+    xp = backend.xp_of(dx)
+    log_weight = 1 if pos_weight is None else 1 + (pos_weight._data - 1) * dy
+    values = (1 - dy) * dx + log_weight * _softplus_neg(xp, dx)
+    if weight is not None:
+        values = values * weight._data
+    out = xp.asarray(reduce_loss(values, reduction)).astype(dx.dtype, copy=False)
+    return record(BinaryCrossEntropyWithLogitsBackward0, out, (x, y), self=x, target=y,
+                  weight=weight, pos_weight=pos_weight, reduction=reduction)
+
+
+def _difference(input, target):
+    x, y, dx, dy = as_tensor_pair(input, target)
+    try:
+        return x, y, dx - dy
+    except ValueError:
+        check_broadcast(dx, dy)  # PyTorch's words for shapes that cannot broadcast
+        raise
+
+
+def smooth_l1_loss(input, target, reduction, beta):
+    x, y, d = _difference(input, target)
+    xp = backend.xp_of(d)
+    a = xp.abs(d)
+    values = xp.where(a < beta, 0.5 * d * d / (beta if beta else 1), a - 0.5 * beta)
+    out = xp.asarray(reduce_loss(values, reduction)).astype(d.dtype, copy=False)
+    return record(SmoothL1LossBackward0, out, (x, y), self=x, target=y, reduction=reduction,
+                  beta=beta)
+
+
+def huber_loss(input, target, reduction, delta):
+    x, y, d = _difference(input, target)
+    xp = backend.xp_of(d)
+    a = xp.abs(d)
+    values = xp.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    out = xp.asarray(reduce_loss(values, reduction)).astype(d.dtype, copy=False)
+    return record(HuberLossBackward0, out, (x, y), self=x, target=y, reduction=reduction,
+                  delta=delta)
+
+
+# ------------------------------------------------- words of the formulas ---
+def per_element(g, reduction, self, target):
+    """g as each element's share: g/N for a mean over the N elements of the
+    broadcast loss, g itself for a sum; for "none" g already has one per element."""
+    if reduction != "mean":
+        return g
+    return g * (1.0 / math.prod(backend.broadcast_shapes(self.shape, target.shape)))
+
+
+def sigmoid(x):
+    if _is_tensor(x):
+        return x.sigmoid()
+    xp = backend.xp_of(x)
+    return xp.exp(-xp.logaddexp(0, -x)).astype(x.dtype, copy=False)
+
+
+def softplus_neg(x):
+    """log(1 + e^-x) = max(-x, 0) + log(1 + e^-|x|), written with words both kinds know."""
+    m = clamp(-x, min=0)
+    return m + log(exp(-m) + exp(-x - m))
+
+
+def bce_logits_input_grad(self, target, weight, pos_weight):
+    p = sigmoid(self)
+    grad = p - target if pos_weight is None else \
+        (pos_weight * target + 1 - target) * p - pos_weight * target
+    return grad if weight is None else grad * weight
+
+
+def bce_logits_target_grad(self, weight, pos_weight):
+    grad = -self if pos_weight is None else (pos_weight - 1) * softplus_neg(self) - self
+    return grad if weight is None else grad * weight
+
+
+def kinked_slope(self, target, limit, scale):
+    """clamp(d, -limit, limit) / scale for d = self - target: the slope of smooth L1
+    (limit β, scale β) and of Huber (limit δ, scale 1)."""
+    return clamp(self - target, -limit, limit) / scale
+
+
+ENV.update({f.__name__: f for f in (per_element, sigmoid, softplus_neg, bce_logits_input_grad,
+                                    bce_logits_target_grad, kinked_slope)})
+
+# Backward formulas: g is the gradient of the output; one formula per input.
+BinaryCrossEntropyWithLogitsBackward0 = rule(
+    "BinaryCrossEntropyWithLogitsBackward0", "self target weight pos_weight reduction",
+    self="per_element(g, reduction, self, target)"
+         " * bce_logits_input_grad(self, target, weight, pos_weight)",
+    target="per_element(g, reduction, self, target)"
+           " * bce_logits_target_grad(self, weight, pos_weight)")
+SmoothL1LossBackward0 = rule(
+    "SmoothL1LossBackward0", "self target reduction beta",
+    self="per_element(g, reduction, self, target) * kinked_slope(self, target, beta, beta)",
+    target="-per_element(g, reduction, self, target) * kinked_slope(self, target, beta, beta)")
+HuberLossBackward0 = rule(
+    "HuberLossBackward0", "self target reduction delta",
+    self="per_element(g, reduction, self, target) * kinked_slope(self, target, delta, 1)",
+    target="-per_element(g, reduction, self, target) * kinked_slope(self, target, delta, 1)")

@@ -1,0 +1,171 @@
+"""Spellings that tutorials use: ``torch.sin_(x)``, ``torch.var_mean(x)``, ``x.new_full(...)``...
+
+PyTorch offers many operations both as a Tensor method and as a ``torch.``
+function; this module adds the forms the other op files do not define, and
+attaches the newer ops (``ordering``, ``diagonal``, ``unary_more``) to Tensor.
+Nothing here computes anything new: each name calls an op defined elsewhere.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import diagonal as _diag
+from . import ordering, unary, unary_more
+from .arith import matmul
+from .inplace import make_inplace
+from .shape import cat, reshape
+
+# ``x.floor_()`` and the rest: in-place forms of the elementwise ops.
+_INPLACE_METHODS = {
+    "floor_": make_inplace(unary.floor), "ceil_": make_inplace(unary.ceil),
+    "round_": make_inplace(unary.round), "rsqrt_": make_inplace(unary.rsqrt),
+    "reciprocal_": make_inplace(unary.reciprocal), "square_": make_inplace(unary.square),
+    "clamp_min_": make_inplace(unary.clamp_min), "clamp_max_": make_inplace(unary.clamp_max),
+    "log1p_": make_inplace(unary_more.log1p), "expm1_": make_inplace(unary_more.expm1),
+    "log2_": make_inplace(unary_more.log2), "log10_": make_inplace(unary_more.log10),
+    "tan_": make_inplace(unary_more.tan), "sinh_": make_inplace(unary_more.sinh),
+    "cosh_": make_inplace(unary_more.cosh), "tril_": make_inplace(_diag.tril),
+    "triu_": make_inplace(_diag.triu),
+}
+
+# ``torch.sin_(x)`` is ``x.sin_()``: these exist as torch functions in PyTorch too.
+INPLACE_FUNCTIONS = ("abs_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_",
+                     "cosh_", "exp_", "expm1_", "floor_", "log10_", "log1p_", "log2_", "log_",
+                     "neg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_",
+                     "sinh_", "sqrt_", "square_", "tan_", "tanh_", "zero_", "fill_")
+
+
+def _function_of(name):
+    def fn(input, *args, **kwargs):  # noqa: A002 - PyTorch's name
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"``torch.{name}(x, ...)`` is ``x.{name}(...)``: changes x in place."
+    return fn
+
+
+inplace_functions = {name: _function_of(name) for name in INPLACE_FUNCTIONS}
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """(variance, mean) over ``dim``, in one call.  (Two nodes here, VarBackward0 and
+    MeanBackward1; PyTorch records one VarMeanBackward0 with two outputs.)"""
+    if isinstance(dim, bool):  # var_mean(x, False): the old positional ``unbiased``
+        dim, unbiased = None, dim
+    var = input.var(dim, unbiased, keepdim, correction=correction)
+    return var, input.mean(dim if dim is not None else (), keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """(standard deviation, mean) over ``dim``, in one call."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    std = input.std(dim, unbiased, keepdim, correction=correction)
+    return std, input.mean(dim if dim is not None else (), keepdim)
+
+
+def dstack(tensors):
+    """Stack along the third dimension (depth): 1-d (n,) becomes (1, n, 1) and 2-d
+    (m, n) becomes (m, n, 1) first, as ``numpy.dstack`` does."""
+    def deep(t):
+        if t.ndim == 0:
+            return reshape(t, 1, 1, 1)
+        if t.ndim == 1:
+            return reshape(t, 1, -1, 1)
+        return reshape(t, *t.shape, 1) if t.ndim == 2 else t
+    return cat([deep(t) for t in tensors], 2)
+
+
+def mv(input, vec):  # noqa: A002
+    """Matrix times vector (``MvBackward0``)."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {input.ndim}, "
+                           f"{vec.ndim}")
+    return matmul(input, vec)
+
+
+def outer(input, vec2):  # noqa: A002
+    """The outer product u vᵀ, as u[:, None] * v[None, :]."""
+    return reshape(input, -1, 1) * vec2
+
+
+def bmm(input, mat2):  # noqa: A002
+    """A batch of matrix products: (b, n, m) @ (b, m, p)."""
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    return matmul(input, mat2)
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of that size with this one's dtype and device (zeros here)."""
+    from .creation import zeros
+    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    from .creation import full
+    return full(tuple(size), fill_value, dtype=dtype or self.dtype,
+                device=device or self.device, requires_grad=requires_grad)
+
+
+METHODS = {
+    **_INPLACE_METHODS,
+    "diagonal": _diag.diagonal, "diag": _diag.diag, "trace": _diag.trace,
+    "tril": _diag.tril, "triu": _diag.triu,
+    "sort": ordering.sort, "argsort": ordering.argsort, "median": ordering.median,
+    "log1p": unary_more.log1p, "expm1": unary_more.expm1, "log2": unary_more.log2,
+    "log10": unary_more.log10, "tan": unary_more.tan, "sinh": unary_more.sinh,
+    "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
+    "mv": mv, "outer": outer, "bmm": bmm, "ger": outer,
+    "new_full": _new_full, "new_empty": _new_empty,
+    "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
+    "is_contiguous": lambda self, memory_format=None: bool(self._data.flags.c_contiguous),
+}
+
+FUNCTIONS = {
+    **inplace_functions,
+    "var_mean": var_mean, "std_mean": std_mean, "dstack": dstack, "mv": mv, "outer": outer,
+    "ger": outer, "bmm": bmm,
+    "diagonal": _diag.diagonal, "diag": _diag.diag, "trace": _diag.trace, "tril": _diag.tril,
+    "triu": _diag.triu, "sort": ordering.sort, "argsort": ordering.argsort,
+    "median": ordering.median, "log1p": unary_more.log1p, "expm1": unary_more.expm1,
+    "log2": unary_more.log2, "log10": unary_more.log10, "tan": unary_more.tan,
+    "sinh": unary_more.sinh, "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
+}
+
+
+def numpy_keywords(fn):
+    """Let ``fn`` also take numpy's spellings ``axis=`` and ``keepdims=``, which
+    PyTorch accepts as aliases of ``dim=`` and ``keepdim=`` (d2l writes
+    ``A.sum(axis=1, keepdims=True)``)."""
+    def wrapper(*args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return wrapper
+
+
+# Ops with a ``dim`` argument that tutorials call with ``axis=`` / ``keepdims=``.
+WITH_AXIS = ("sum", "mean", "max", "min", "argmax", "argmin", "std", "var", "amax", "amin",
+             "prod", "logsumexp", "cumsum", "median", "sort", "argsort", "softmax",
+             "log_softmax", "var_mean", "std_mean", "norm", "all", "any")
+
+
+def install() -> None:
+    """Attach the methods to Tensor (the functions are exported by the package)."""
+    for name, fn in METHODS.items():
+        if not hasattr(Tensor, name):  # never replace a method another file defines
+            setattr(Tensor, name, fn)
+    for name in WITH_AXIS:
+        method = getattr(Tensor, name, None)
+        if method is not None and not hasattr(method, "__wrapped__"):
+            setattr(Tensor, name, numpy_keywords(method))
+
+
+def with_axis_functions(namespace: dict) -> dict:
+    """The ``torch.`` functions of ``WITH_AXIS`` found in ``namespace``, wrapped."""
+    return {name: numpy_keywords(namespace[name]) for name in WITH_AXIS
+            if name in namespace and not hasattr(namespace[name], "__wrapped__")}

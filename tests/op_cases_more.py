@@ -1,0 +1,167 @@
+"""Op cases for the image ops, the extra losses, ordering, diagonals and the
+extra elementwise functions (merged into ``op_cases.CASES``).
+
+Same rules as ``op_cases.py``: each case's output must have the named node as
+its ``grad_fn``; inputs are float64 leaves drawn from a seed of the case id.
+Max pooling and ordering draw ``distinct`` values, so no window and no
+median has a tie that central differences would straddle; the losses with a
+kink (smooth L1, Huber) draw values whose differences stay off the kink.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import autograd_kit as ak
+from autograd_kit.nn import functional as F
+
+from op_cases import Case as C
+from op_cases import const, distinct, first_grad, normal, positive, uniform
+
+
+def off_kink(limit, *shapes):
+    """Pairs (x, y) whose differences x - y keep 0.1 away from ±limit."""
+    def draw(rng):
+        x = rng.standard_normal(shapes[0])
+        d = rng.uniform(0.1, 1.0, shapes[0]) * np.where(rng.random(shapes[0]) < 0.5, -1, 1)
+        d = np.where(rng.random(shapes[0]) < 0.5, d * limit * 0.8, d + np.sign(d) * limit)
+        return x, x - d
+    return draw
+
+
+def _conv(x, w, b=None, **kw):
+    return F.conv2d(x, w, b, **kw)
+
+
+MORE_CASES = {
+    # ----------------------------------------------------------- conv.py --
+    "ConvolutionBackward0": [
+        C("conv2d-bias", normal((2, 2, 5, 5), (3, 2, 3, 3), (3,)), _conv),
+        C("conv2d-no-bias", normal((1, 2, 4, 5), (2, 2, 2, 3)), _conv),
+        C("conv2d-stride-padding", normal((1, 1, 6, 5), (2, 1, 3, 3), (2,)),
+          lambda x, w, b: _conv(x, w, b, stride=2, padding=1)),
+        C("conv2d-dilation-rect", normal((2, 1, 7, 6), (1, 1, 2, 3), (1,)),
+          lambda x, w, b: _conv(x, w, b, stride=(1, 2), padding=(2, 0), dilation=(2, 1))),
+        C("conv2d-same-even-kernel", normal((1, 2, 5, 4), (2, 2, 2, 2)),
+          lambda x, w: _conv(x, w, padding="same")),
+        C("conv2d-layer", normal((1, 3, 5, 5)),
+          lambda x: _conv(x, const(x, np.linspace(-1, 1, 54).reshape(2, 3, 3, 3)),
+                          const(x, np.array([0.5, -0.5])), padding=1)),
+    ],
+    "MaxPool2DWithIndicesBackward0": [
+        C("max-pool2d", distinct((2, 2, 4, 4)), lambda x: F.max_pool2d(x, 2)),
+        C("max-pool2d-overlap-padding", distinct((1, 2, 5, 5)),
+          lambda x: F.max_pool2d(x, 3, stride=2, padding=1)),
+        C("max-pool2d-dilation-ceil", distinct((1, 1, 7, 6)),
+          lambda x: F.max_pool2d(x, (2, 3), stride=2, dilation=(2, 1), ceil_mode=True)),
+        C("max-pool2d-layer", distinct((1, 2, 4, 4)), lambda x: ak.nn.MaxPool2d(2, 1)(x)),
+    ],
+    "Im2ColBackward0": [
+        C("unfold", normal((2, 2, 4, 5)), lambda x: F.unfold(x, (2, 3), padding=1, stride=2)),
+    ],
+    "Col2ImBackward0": [
+        C("fold", normal((2, 12, 9)), lambda c: F.fold(c, (4, 5), (2, 3), padding=1,
+                                                     stride=2)),
+        C("conv2d-input-double-backward", normal((1, 2, 4, 4)),
+          lambda x: first_grad(lambda v: _conv(
+              v, const(v, np.linspace(-1, 1, 16).reshape(2, 2, 2, 2))) ** 2)(x)),
+        C("max-pool2d-double-backward", distinct((1, 1, 4, 4)),
+          lambda x: first_grad(lambda v: F.max_pool2d(v, 2) ** 3)(x)),
+    ],
+    # -------------------------------------------------------- pooling.py --
+    "AvgPool2DBackward0": [
+        C("avg-pool2d", normal((2, 2, 4, 4)), lambda x: F.avg_pool2d(x, 2)),
+        C("avg-pool2d-padding-ceil", normal((1, 2, 5, 6)),
+          lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                 count_include_pad=False)),
+        C("avg-pool2d-layer", normal((1, 1, 5, 5)), lambda x: ak.nn.AvgPool2d((2, 3), 1)(x)),
+    ],
+    "AdaptiveAvgPool2DBackward0": [
+        C("adaptive-avg-pool2d", normal((2, 2, 5, 7)), lambda x: F.adaptive_avg_pool2d(x, 3)),
+        C("adaptive-avg-pool2d-layer", normal((1, 2, 4, 6)),
+          lambda x: ak.nn.AdaptiveAvgPool2d((2, None))(x)),
+    ],
+    "AdaptiveAvgPool2DBackwardBackward0": [
+        C("adaptive-avg-pool2d-double-backward", normal((1, 1, 5, 4)),
+          lambda x: first_grad(lambda v: F.adaptive_avg_pool2d(v, (2, 3)) ** 2)(x)),
+    ],
+    # ------------------------------------------------------ loss_more.py --
+    "BinaryCrossEntropyWithLogitsBackward0": [
+        C("bce-logits", uniform(-3, 3, (3, 4)),
+          lambda x: F.binary_cross_entropy_with_logits(
+              x, const(x, np.linspace(0, 1, 12).reshape(3, 4)))),
+        C("bce-logits-both", normal((3, 2), (3, 2)),
+          lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid(), reduction="sum")),
+        C("bce-logits-weights", normal((4, 3), (4, 3)),
+          lambda x, y: F.binary_cross_entropy_with_logits(
+              x, y, const(x, [0.5, 1.0, 2.0]), pos_weight=const(x, [3.0, 0.5, 1.0]))),
+        C("bce-logits-none", normal((2, 3), (2, 3)),
+          lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none",
+                                                          pos_weight=const(x, [2.0, 1, 1]))),
+    ],
+    "SmoothL1LossBackward0": [
+        C("smooth-l1", off_kink(1.0, (3, 4)), lambda x, y: F.smooth_l1_loss(x, y)),
+        C("smooth-l1-beta-sum", off_kink(0.5, (4,)),
+          lambda x, y: F.smooth_l1_loss(x, y, reduction="sum", beta=0.5)),
+        C("smooth-l1-none", off_kink(2.0, (2, 3)),
+          lambda x, y: ak.nn.SmoothL1Loss(reduction="none", beta=2.0)(x, y)),
+    ],
+    "HuberLossBackward0": [
+        C("huber", off_kink(1.0, (3, 4)), lambda x, y: F.huber_loss(x, y)),
+        C("huber-delta-sum", off_kink(0.5, (5,)),
+          lambda x, y: ak.nn.HuberLoss(reduction="sum", delta=0.5)(x, y)),
+        C("huber-none", off_kink(1.5, (2, 2)),
+          lambda x, y: F.huber_loss(x, y, reduction="none", delta=1.5)),
+    ],
+    # ------------------------------------------------------- ordering.py --
+    "SortBackward0": [
+        C("sort", distinct((3, 4)), lambda x: x.sort().values),
+        C("sort-dim0-descending", distinct((3, 4)),
+          lambda x: ak.sort(x, 0, descending=True)[0]),
+    ],
+    "MedianBackward0": [
+        C("median", distinct((3, 4)), lambda x: ak.median(x)),
+        C("median-odd", distinct((5,)), lambda x: x.median()),
+    ],
+    "MedianBackward1": [
+        C("median-dim", distinct((3, 4)), lambda x: x.median(1).values),
+        C("median-dim-keepdim", distinct((5, 2)), lambda x: ak.median(x, 0, keepdim=True)[0]),
+    ],
+    # ------------------------------------------------------- diagonal.py --
+    "DiagonalBackward0": [
+        C("diagonal", normal((3, 4)), lambda x: x.diagonal()),
+        C("diagonal-offset-dims", normal((2, 3, 4)),
+          lambda x: ak.diagonal(x, offset=-1, dim1=2, dim2=1)),
+    ],
+    "TraceBackward0": [
+        C("trace", normal((3, 3)), lambda x: ak.trace(x)),
+        C("trace-rectangular", normal((2, 4)), lambda x: x.trace()),
+    ],
+    "DiagonalBackwardBackward0": [
+        C("diagonal-double-backward", normal((3, 3)),
+          lambda x: first_grad(lambda v: v.diagonal(1) ** 3)(x)),
+    ],
+    "DiagEmbedBackward0": [
+        C("diag-of-vector", normal((3,)), lambda x: ak.diag(x)),
+        C("diag-of-vector-offset", normal((2,)), lambda x: x.diag(-1)),
+    ],
+    "TrilBackward0": [
+        C("tril", normal((3, 4)), lambda x: x.tril()),
+        C("tril-offset", normal((2, 3, 3)), lambda x: ak.tril(x, -1)),
+        C("tril_-inplace", normal((3, 3)), lambda x: x.clone().tril_(1)),
+    ],
+    "TriuBackward0": [
+        C("triu", normal((4, 3)), lambda x: ak.triu(x)),
+        C("triu-offset", normal((3, 3)), lambda x: x.triu(1)),
+    ],
+    # ------------------------------------------------------ unary_more.py --
+    "Log1PBackward0": [C("log1p", positive((2, 3)), lambda x: ak.log1p(x)),
+                       C("log1p_-inplace", positive((3,)), lambda x: x.clone().log1p_())],
+    "Expm1Backward0": [C("expm1", normal((2, 3)), lambda x: x.expm1())],
+    "Log2Backward0": [C("log2", positive((2, 3)), lambda x: x.log2())],
+    "Log10Backward0": [C("log10", positive((2, 3)), lambda x: ak.log10(x))],
+    "TanBackward0": [C("tan", uniform(-1.2, 1.2, (2, 3)), lambda x: x.tan())],
+    "SinhBackward0": [C("sinh", normal((2, 3)), lambda x: ak.sinh(x))],
+    "CoshBackward0": [C("cosh", normal((2, 3)), lambda x: x.cosh())],
+    "CumsumBackward0": [C("cumsum", normal((3, 4)), lambda x: x.cumsum(1)),
+                        C("cumsum-dim0", normal((3, 2)), lambda x: ak.cumsum(x, 0))],
+}
