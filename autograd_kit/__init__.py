@@ -20,10 +20,12 @@ from .ops.arith import add, addmm, div, dot, matmul, mm, mul, neg, pow, rsub, su
 from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, isfinite,
                           isnan, le, logical_not, lt, ne, nonzero)
 from .ops.convert import to
-from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                           full_like, linspace, manual_seed, normal, ones, ones_like, rand,
-                           rand_like, randint, randn, randn_like, randperm, seed, tensor,
-                           zeros, zeros_like)
+from .ops.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy,
+                           full, full_like, linspace, multinomial, normal, ones, ones_like,
+                           rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+                           tensor, zeros, zeros_like)
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
 from .ops.reduce import (amax, amin, log_softmax, logsumexp, max, maximum, mean, min, minimum,
                          norm, prod, softmax, std, sum, var)
 from .ops.indexing import chunk, narrow, split, unbind
@@ -33,7 +35,7 @@ from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, f
 from .ops.unary import (abs, ceil, clamp, clamp_max, clamp_min, cos, exp, floor, leaky_relu,
                         log, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sqrt, square,
                         tanh)
-from . import autograd, cuda
+from . import autograd, cuda, random
 from .i18n import get_language, set_language
 from .legacy import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
 
