@@ -5,8 +5,9 @@ number per element in the order PyTorch fills a tensor (memory order).
 
 * **uniform** on [a, b): float32 keeps the low 24 bits of one word,
   x = (w mod 2^24) / 2^24; float64 the low 53 bits of a 64-bit draw,
-  x = (w mod 2^53) / 2^53 (float16: 11 bits of one word); then x·(b - a) + a,
-  fused.  ``rand`` is uniform on [0, 1).
+  x = (w mod 2^53) / 2^53; then x·(b - a) + a, fused (float16: computed in
+  float32, rounded to half, and b itself replaced by a).  ``rand`` is uniform
+  on [0, 1).
 * **normal** has two paths, as in PyTorch:
 
   - fewer than 16 elements (or a non-contiguous tensor): one pair of float64
@@ -40,7 +41,6 @@ from . import kernels
 
 np = backend.np
 _f16, _f32, _f64 = np.float16, np.float32, np.float64
-_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
 
 
 def _libm(fn, x):
@@ -55,11 +55,11 @@ def _from_double(x, dt):
 
 # ---------------------------------------------------------------------------- uniform --
 def unit_uniform(gen, n: int, dt):
-    """``n`` numbers x = k / 2^digits in [0, 1), as float64 for float64, else float32."""
-    if dt == _f64:
+    """``n`` numbers x = k / 2^digits in [0, 1): float64 (53 bits) for float64, else
+    float32 (24 bits; a half is made from the float32 number)."""
+    if np.dtype(dt) == _f64:
         return (gen.random64(n) & np.uint64((1 << 53) - 1)).astype(_f64) * 2.0 ** -53
-    bits = _DIGITS[np.dtype(dt).name]
-    return (gen.random32(n) & np.uint64((1 << bits) - 1)).astype(_f32) * _f32(2.0 ** -bits)
+    return (gen.random32(n) & np.uint64((1 << 24) - 1)).astype(_f32) * _f32(2.0 ** -24)
 
 
 def uniform(gen, n: int, dt, low: float = 0.0, high: float = 1.0):
@@ -68,9 +68,11 @@ def uniform(gen, n: int, dt, low: float = 0.0, high: float = 1.0):
     x = unit_uniform(gen, n, dt)
     if dt == _f64:
         return kernels.affine(x, high - low, low, _f64)
-    lo, hi = _f32(dt.type(low)), _f32(dt.type(high))        # bounds in the tensor's type
-    width = _f32(dt.type(hi - lo))                           # Half - Half gives a Half
-    return kernels.affine(x, width, lo, _f32).astype(dt)
+    lo, hi = _f32(low), _f32(high)
+    out = kernels.affine(x, hi - lo, lo, _f32).astype(dt)
+    if dt == _f16:                      # rounding up to ``high`` would leave [low, high)
+        out[out == dt.type(high)] = dt.type(low)
+    return out
 
 
 # ----------------------------------------------------------------------------- normal --
@@ -98,10 +100,10 @@ def normal(gen, n: int, dt, mean: float = 0.0, std: float = 1.0, contiguous: boo
     if n < 16 or not contiguous:
         return _from_double(kernels.affine(standard_normal_pairs(gen, n), std, mean, _f64), dt)
     dt = np.dtype(dt)
-    u = unit_uniform(gen, n, dt)
+    full = n - n % 16
+    u = unit_uniform(gen, full if dt == _f16 else n, dt)  # half: whole blocks only
     tail = unit_uniform(gen, 16, dt) if n % 16 else None
     out = np.empty(n, dt)
-    full = n - n % 16
     blocks = _BLOCKS[dt.name]
     out[:full] = blocks(u[:full], mean, std, dt)
     if tail is not None:                                     # redo the last 16 elements
@@ -124,18 +126,8 @@ def _blocks_float64(u, mean, std, dt):
 
 
 def _blocks_float16(u, mean, std, dt):
-    """Half precision: each step rounded to half, the C library's float functions
-    (here float64 ones rounded to float32)."""
-    b = u.astype(_f16).reshape(-1, 16)
-    u1 = (_f16(1) - b[:, :8]).astype(_f64)
-    radius = np.sqrt(-2.0 * np.log(u1).astype(_f32)).astype(_f16).astype(_f32)
-    theta = ((2.0 * math.pi) * b[:, 8:].astype(_f64)).astype(_f32).astype(_f16).astype(_f64)
-    cos, sin = np.cos(theta).astype(_f32), np.sin(theta).astype(_f32)
-    m, s = _f32(_f16(mean)), _f32(_f16(std))
-    out = np.empty(b.shape, _f16)
-    out[:, :8] = kernels.fma32(radius * cos, s, m).astype(_f16)
-    out[:, 8:] = kernels.fma32(radius * sin, s, m).astype(_f16)
-    return out.reshape(-1)
+    """Half precision: PyTorch runs the float32 kernel and rounds its results."""
+    return kernels.box_muller_float32(u, _f32(mean), _f32(std)).astype(_f16)
 
 
 _BLOCKS = {"float32": _blocks_float32, "float64": _blocks_float64, "float16": _blocks_float16}
