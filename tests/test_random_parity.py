@@ -121,7 +121,8 @@ def test_other_dtypes_and_layouts(torch):
     same(ak.randn(4, dtype=ak.complex64), torch.randn(4, dtype=torch.complex64))
     same(ak.rand(9, dtype=ak.complex128), torch.rand(9, dtype=torch.complex128))
     for dt in ("uint8", "int8", "int16", "int32", "int64", "float32", "float64", "bool"):
-        same(ak.empty(7, dtype=getattr(ak, dt)).random_(), torch.empty(7, dtype=getattr(torch, dt)).random_())
+        same(ak.empty(7, dtype=getattr(ak, dt)).random_(),
+             torch.empty(7, dtype=getattr(torch, dt)).random_())
     # a transposed view is filled in memory order; normal_ takes the one-by-one path
     for make in (lambda lib: lib.zeros(5, 8).t().uniform_(),
                  lambda lib: lib.zeros(6, 9).t().normal_(),
@@ -148,7 +149,8 @@ def test_generators_are_separate_streams(torch):
     same(ak.normal(0.0, 2.0, (6,), generator=g), torch.normal(0.0, 2.0, (6,), generator=h))
     same(ak.empty(4).bernoulli_(0.5, generator=g), torch.empty(4).bernoulli_(0.5, generator=h))
     w, v = ak.empty(3, 4), torch.empty(3, 4)
-    same(ak.nn.init.kaiming_uniform_(w, generator=g), torch.nn.init.kaiming_uniform_(v, generator=h))
+    same(ak.nn.init.kaiming_uniform_(w, generator=g),
+         torch.nn.init.kaiming_uniform_(v, generator=h))
     assert g.initial_seed() == h.initial_seed() == 9
     assert ak.Generator().initial_seed() == torch.Generator().initial_seed()
     np.testing.assert_array_equal(g.get_state().numpy(), h.get_state().numpy())
@@ -180,7 +182,8 @@ def test_linear_starts_from_pytorchs_weights(torch, seed):
     torch.manual_seed(seed)
     for ours, theirs in ((ak.nn.Linear(3, 2), torch.nn.Linear(3, 2)),
                          (ak.nn.Linear(20, 7, bias=False), torch.nn.Linear(20, 7, bias=False)),
-                         (ak.nn.Linear(4, 5, dtype=ak.float64), torch.nn.Linear(4, 5, dtype=torch.float64))):
+                         (ak.nn.Linear(4, 5, dtype=ak.float64),
+                          torch.nn.Linear(4, 5, dtype=torch.float64))):
         for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
             same(p, q)
 
@@ -198,7 +201,8 @@ def test_init_functions(torch, name):
     for seed, shape in ((0, (5, 3)), (1, (16, 8)), (2, (33, 2)), (3, (4, 3, 2, 2))):
         ak.manual_seed(seed)
         torch.manual_seed(seed)
-        same(getattr(ak.nn.init, name)(ak.empty(*shape)), getattr(torch.nn.init, name)(torch.empty(*shape)))
+        same(getattr(ak.nn.init, name)(ak.empty(*shape)),
+             getattr(torch.nn.init, name)(torch.empty(*shape)))
 
 
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.8, 1.0])
@@ -206,7 +210,8 @@ def test_dropout_masks(torch, p):
     for seed in range(4):
         ak.manual_seed(seed)
         torch.manual_seed(seed)
-        same(ak.nn.functional.dropout(ak.ones(6, 7), p), torch.nn.functional.dropout(torch.ones(6, 7), p))
+        same(ak.nn.functional.dropout(ak.ones(6, 7), p),
+             torch.nn.functional.dropout(torch.ones(6, 7), p))
         same(ak.nn.Dropout(p)(ak.arange(20.0)), torch.nn.Dropout(p)(torch.arange(20.0)))
         x, y = ak.ones(30), torch.ones(30)
         ak.nn.functional.dropout(x, p, inplace=True)
@@ -239,7 +244,8 @@ def test_a_training_loop_prints_pytorchs_losses(torch):
 
 # ------------------------------------------------------------------------ messages --
 BAD = ["rand(2, dtype=L.int64)", "randn(2, dtype=L.int64)", "randint(5, 3, (2,))",
-       "randint(0, 10, (3,), requires_grad=True)", "randperm(-1)", "randperm(3, requires_grad=True)",
+       "randint(0, 10, (3,), requires_grad=True)", "randperm(-1)",
+       "randperm(3, requires_grad=True)",
        "normal(0., -1., (2,))", "normal(L.zeros(2), -1.)", "empty(3).uniform_(2, 1)",
        "empty(3, dtype=L.int64).uniform_()", "empty(3).normal_(0, -1)", "empty(3).bernoulli_(1.5)",
        "empty(3).exponential_(0)", "empty(3, dtype=L.int64).exponential_()",
@@ -247,7 +253,8 @@ BAD = ["rand(2, dtype=L.int64)", "randn(2, dtype=L.int64)", "randint(5, 3, (2,))
        "multinomial(L.tensor([0.2, 0.8]), 3)", "multinomial(L.tensor([-0.2, 0.8]), 1)",
        "multinomial(L.tensor([0., 0.]), 1)", "multinomial(L.tensor([1, 2]), 1)",
        "multinomial(L.tensor([0.2, 0.8]), 0)", "multinomial(L.zeros(2, 2, 2), 1)",
-       "bernoulli(L.tensor([0.5, 1.5]))", "bernoulli(L.tensor([1, 0]))", "bernoulli(L.zeros(2), 2.0)",
+       "bernoulli(L.tensor([0.5, 1.5]))", "bernoulli(L.tensor([1, 0]))",
+       "bernoulli(L.zeros(2), 2.0)",
        "manual_seed(2**64)", "manual_seed(-2**63 - 1)", "manual_seed('a')",
        "set_rng_state(L.zeros(10, dtype=L.uint8))", "set_rng_state(L.zeros(5056))",
        "set_rng_state(L.zeros(5056, dtype=L.uint8))", "empty(2, requires_grad=True).uniform_()"]
@@ -284,7 +291,8 @@ def test_same_seed_same_numbers_and_state_round_trip():
     ak.set_rng_state(state)
     for a, b in zip(after, (ak.randn(7), ak.rand(900)), strict=True):
         same(a, b)
-    np.testing.assert_array_equal(ak.Generator().set_state(state).get_state().numpy(), state.numpy())
+    copy = ak.Generator().set_state(state).get_state()
+    np.testing.assert_array_equal(copy.numpy(), state.numpy())
     assert sorted(ak.randperm(50).tolist()) == list(range(50))
 
 
@@ -309,8 +317,8 @@ def _round_to(x: Fraction, dtype):
 def test_fused_multiply_add_is_rounded_once():
     rng = np.random.default_rng(0)
     for dtype, fma in ((np.float32, kernels.fma32), (np.float64, kernels.fma64)):
-        a, b, c = ((rng.standard_normal(300) * 10.0 ** rng.integers(-8, 8, 300)).astype(dtype)
-                   for _ in range(3))
+        a, b, c = [(rng.standard_normal(300) * 10.0 ** rng.integers(-8, 8, 300)).astype(dtype)
+                   for _ in range(3)]
         c[:100] = -(a[:100].astype(np.float64) * b[:100]).astype(dtype)     # cancellation
         got = fma(a, b, c)
         for x, y, z, r in zip(a, b, c, got, strict=True):
