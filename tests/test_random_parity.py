@@ -73,6 +73,9 @@ def calls(lib):
         lambda: lib.multinomial(lib.tensor([0.1, 0.2, 0.3, 0.4]), 3),
         lambda: lib.multinomial(lib.tensor([[1.0, 2.0, 0.0], [0.0, 1.0, 1.0]]), 5, True),
         lambda: lib.multinomial(lib.tensor([0.5, 0.5]), 1), lambda: lib.randn(1),
+        lambda: lib.empty(5).log_normal_(), lambda: lib.empty(18, dtype=f64).log_normal_(0.5, 0.2),
+        lambda: lib.empty(6).cauchy_(), lambda: lib.empty(4, dtype=f64).cauchy_(1.5, 0.3),
+        lambda: lib.empty(9).geometric_(0.3), lambda: lib.empty(3, dtype=lib.int64).geometric_(0.6),
     ]
 
 
@@ -257,7 +260,9 @@ BAD = ["rand(2, dtype=L.int64)", "randn(2, dtype=L.int64)", "randint(5, 3, (2,))
        "bernoulli(L.zeros(2), 2.0)",
        "manual_seed(2**64)", "manual_seed(-2**63 - 1)", "manual_seed('a')",
        "set_rng_state(L.zeros(10, dtype=L.uint8))", "set_rng_state(L.zeros(5056))",
-       "set_rng_state(L.zeros(5056, dtype=L.uint8))", "empty(2, requires_grad=True).uniform_()"]
+       "set_rng_state(L.zeros(5056, dtype=L.uint8))", "empty(2, requires_grad=True).uniform_()",
+       "empty(2).cauchy_(0, 0)", "empty(2).geometric_(1)", "empty(2).log_normal_(0, 0)",
+       "empty(2, dtype=L.int64).log_normal_()", "empty(2, dtype=L.int64).cauchy_()"]
 
 
 @pytest.mark.parametrize("call", BAD)

@@ -1,5 +1,6 @@
 """Random values into tensors: ``uniform_``, ``normal_``, ``random_``,
-``bernoulli_``, ``exponential_`` and the fill behind ``rand``/``randn``/``randint``.
+``bernoulli_``, ``exponential_`` (also ``log_normal_``, ``cauchy_``,
+``geometric_``) and the fill behind ``rand``/``randn``/``randint``.
 
 The numbers come from ``autograd_kit.random`` (PyTorch's CPU stream, converted
 as PyTorch converts it); this module checks the arguments with PyTorch's
@@ -70,8 +71,8 @@ def values(arr, gen, kind: str, *args):
         p = args[0]
         flat = (sampling.bernoulli_each(gen, p) if isinstance(p, np.ndarray)
                 else sampling.bernoulli(gen, n, p)).astype(dt)
-    else:  # exponential
-        flat = sampling.exponential(gen, n, dt, *args)
+    else:  # exponential, log_normal, cauchy, geometric
+        flat = getattr(sampling, kind)(gen, n, dt, *args)
     return _arrange(flat, arr)
 
 
@@ -171,5 +172,32 @@ def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill(self, generator, "exponential", float(lambd))
 
 
+def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fill with exp(z), z normal with mean ``mean`` and standard deviation ``std``."""
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    _real_dtype(self._data.dtype, "log_normal_cpu")
+    return _fill(self, generator, "log_normal", float(mean), float(std))
+
+
+def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with draws of the Cauchy distribution."""
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    if self._data.dtype.name not in _FLOATS:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
+                           "dtype must be a floating point but you specified "
+                           f"{_CPP_NAMES.get(self._data.dtype.name, self._data.dtype.name)}")
+    return _fill(self, generator, "cauchy", float(median), float(sigma))
+
+
+def geometric_(self, p: float, *, generator=None) -> Tensor:
+    """Fill with the number of trials up to the first success (probability ``p``)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    return _fill(self, generator, "geometric", float(p))
+
+
 METHODS = {"uniform_": uniform_, "normal_": normal_, "random_": random_,
-           "bernoulli_": bernoulli_, "exponential_": exponential_}
+           "bernoulli_": bernoulli_, "exponential_": exponential_, "log_normal_": log_normal_,
+           "cauchy_": cauchy_, "geometric_": geometric_}

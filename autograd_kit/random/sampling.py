@@ -22,7 +22,8 @@ number per element in the order PyTorch fills a tensor (memory order).
   i + (w mod (n - i)) for i = 0..n-2 (one word each).
 * **bernoulli(p)**: 1 where a uniform is below p (float64 uniforms for a number
   p or a float64 tensor of p, float32 ones for a float32 tensor).
-* **exponential(λ)**: -log(1 - u)/λ from float64 uniforms.
+* **exponential(λ)**: -log(1 - u)/λ from float64 uniforms; ``log_normal_``,
+  ``cauchy_`` and ``geometric_`` transform float64 uniforms (or normals) too.
 
 log, sin and cos of float64 values are taken from the C library one by one
 (Python's ``math``, the functions PyTorch calls): numpy's vectorised log differs
@@ -181,6 +182,30 @@ def exponential(gen, n: int, dt, lambd: float = 1.0):
     """``n`` draws of Exp(λ): -log(1 - u) / λ."""
     u = unit_uniform(gen, n, _f64)
     return _from_double((-1.0 / lambd) * _libm(math.log1p, -u), dt)
+
+
+def log_normal(gen, n: int, dt, mean: float = 1.0, std: float = 2.0):
+    """``n`` draws of exp(N(mean, std²)), normals from the one-by-one path."""
+    z = kernels.affine(standard_normal_pairs(gen, n), std, mean, _f64)
+    return _from_double(_libm(math.exp, z), dt)
+
+
+def cauchy(gen, n: int, dt, median: float = 0.0, sigma: float = 1.0):
+    """``n`` draws of the Cauchy distribution: median + σ · tan(π (u - ½))."""
+    t = _libm(math.tan, math.pi * (unit_uniform(gen, n, _f64) - 0.5))
+    return _from_double(kernels.fma64(sigma, t, median) if sigma != 1 or median != 0 else t,
+                        dt)
+
+
+def geometric(gen, n: int, dt, p: float):
+    """``n`` draws of the geometric distribution: ⌈log u / log(1 - p)⌉."""
+    u = unit_uniform(gen, n, _f64)
+    logs = _libm(_log_or_minus_inf, u)
+    return _from_double(np.ceil(logs / math.log(1.0 - p)), dt)
+
+
+def _log_or_minus_inf(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf
 
 
 def multinomial(gen, probs, n: int, replacement: bool):
