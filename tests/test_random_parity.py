@@ -376,3 +376,41 @@ def test_zero_element_init_warns():
         warnings.simplefilter("always")
         ak.nn.init.kaiming_uniform_(ak.empty(0, 3))
     assert "zero-element" in str(caught[0].message)
+
+
+KEYWORDS = ["rand(size=(2, 3), dtype=L.float64, requires_grad=True)",
+            "randn(size=(), requires_grad=True)", "randn(2, 3, dtype=L.float64)",
+            "randint(3, 10, size=(2,))", "randint(low=2, high=10, size=(2,))",
+            "randint(high=10, size=(2,))", "randint(10, (2,), dtype=L.float32, requires_grad=True)",
+            "randperm(5, dtype=L.float32, requires_grad=True)", "randperm(4)",
+            "normal(0., 1., (2,), requires_grad=True)", "normal(2, 3, size=(1, 4))",
+            "normal(0.5, 2.0, size=(3,), dtype=L.float64)",
+            "rand_like(L.zeros(3), dtype=L.float64, requires_grad=True)",
+            "randn_like(L.zeros(2, dtype=L.float64))", "randint_like(L.zeros(2), 5)",
+            "randint_like(L.zeros(2), 3, 5, dtype=L.int64)"]
+
+
+@pytest.mark.parametrize("call", KEYWORDS)
+def test_keywords_of_the_random_functions(torch, call):
+    made = []
+    for lib in (torch, ak):
+        lib.manual_seed(6)
+        made.append(eval("L." + call, {"L": lib}))
+    same(made[1], made[0])
+    assert made[1].requires_grad == made[0].requires_grad and made[1].is_leaf
+
+
+def test_generator_keyword_everywhere(torch):
+    def run(lib):
+        g = lib.Generator().manual_seed(2)
+        x = lib.zeros(4, 6)
+        return [lib.rand(3, generator=g), lib.randn(20, generator=g),
+                lib.randint(0, 9, (3,), generator=g), lib.randperm(5, generator=g),
+                lib.normal(0.0, 1.0, (4,), generator=g), lib.normal(x, 1.0, generator=g),
+                lib.bernoulli(x + 0.5, generator=g), lib.multinomial(x[0] + 1, 3, generator=g),
+                x.clone().uniform_(generator=g), x.clone().normal_(generator=g),
+                x.clone().random_(0, 4, generator=g), x.clone().bernoulli_(0.2, generator=g),
+                x.clone().exponential_(generator=g), lib.nn.init.normal_(x.clone(), generator=g),
+                lib.nn.init.xavier_uniform_(x.clone(), generator=g)]
+    for ours, theirs in zip(run(ak), run(torch), strict=True):
+        same(ours, theirs)
