@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor
 from . import (arith, compare, convert, creation, formula_env, indexing, inplace, loss,
-               random_fill, reduce, shape, unary)
+               random_creation, random_fill, reduce, shape, unary)
 
 formula_env._install()
 
@@ -105,10 +105,10 @@ METHODS = {
     "__itruediv__": _ip(arith.div, backend.np.divide), "__setitem__": inplace.setitem,
     # random numbers (PyTorch's stream): uniform_, normal_, random_, bernoulli_...
     **random_fill.METHODS,
-    "bernoulli": lambda self, p=None, *, generator=None: creation.bernoulli(
+    "bernoulli": lambda self, p=None, *, generator=None: random_creation.bernoulli(
         self, p, generator=generator),
     "multinomial": lambda self, num_samples, replacement=False, *, generator=None:
-        creation.multinomial(self, num_samples, replacement, generator=generator),
+        random_creation.multinomial(self, num_samples, replacement, generator=generator),
 }
 
 for _name, _fn in METHODS.items():
