@@ -15,3 +15,13 @@ def device_count() -> int:
 
 def synchronize() -> None:
     backend.cuda_synchronize()
+
+
+def manual_seed(seed) -> None:
+    """Seed the GPU's generator (a no-op without a GPU, as in PyTorch)."""
+    from . import random
+    if random._device_generator is not None:
+        random._device_generator.manual_seed(seed)
+
+
+manual_seed_all = manual_seed

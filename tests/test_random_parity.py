@@ -414,3 +414,11 @@ def test_generator_keyword_everywhere(torch):
                 lib.nn.init.xavier_uniform_(x.clone(), generator=g)]
     for ours, theirs in zip(run(ak), run(torch), strict=True):
         same(ours, theirs)
+
+
+def test_seeding_the_gpu_leaves_the_cpu_stream_alone(torch):
+    for lib in (ak, torch):
+        lib.manual_seed(1)
+        lib.cuda.manual_seed(9)
+        lib.cuda.manual_seed_all(9)
+    same(ak.rand(3), torch.rand(3))
