@@ -422,3 +422,14 @@ def test_seeding_the_gpu_leaves_the_cpu_stream_alone(torch):
         lib.cuda.manual_seed(9)
         lib.cuda.manual_seed_all(9)
     same(ak.rand(3), torch.rand(3))
+
+
+def test_a_data_loader_style_shuffle(torch):
+    """PyTorch's RandomSampler seeds a fresh generator from one random_() and shuffles
+    with randperm: the same recipe gives the same batches here."""
+    orders = []
+    for lib in (ak, torch):
+        lib.manual_seed(0)
+        seed = int(lib.empty((), dtype=lib.int64).random_().item())
+        orders.append(lib.randperm(60, generator=lib.Generator().manual_seed(seed)).tolist())
+    assert orders[0] == orders[1]
