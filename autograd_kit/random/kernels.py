@@ -22,9 +22,9 @@ Two things make a naive numpy port differ from PyTorch in the last bit:
 
   ``box_muller_float32`` evaluates the same polynomials in the same order,
   each fused step through ``fma32``, so the normals agree bit for bit.
-  (On ARM machines, e.g. Apple silicon, PyTorch uses the C library's logf/
-  sinf/cosf instead; the numbers then agree to about one unit in the last
-  place, which never shows in a printed tensor.)
+  (On ARM machines, e.g. Apple silicon, PyTorch's kernel calls the C
+  library's logf/sinf/cosf instead; there the numbers can differ in the last
+  bit, which a printed tensor almost never shows.)
 
 Every function takes and returns host (numpy) arrays.
 """
@@ -46,10 +46,10 @@ def fma32(a, b, c):
     their product is exact in float64, so only the addition rounds there."""
     s = np.multiply(a, b, dtype=_f64)
     s += c
-    return round32(s, a, b, c)
+    return _round32(s, a, b, c)
 
 
-def round32(s, a, b, c):
+def _round32(s, a, b, c):
     """Round the float64 sum ``s = a * b + c`` to float32 as if it had not been rounded
     to float64 first.  The two roundings differ only when ``s`` lands exactly halfway
     between two float32 numbers while the exact sum does not: find those (rare)

@@ -13,9 +13,10 @@ number per element in the order PyTorch fills a tensor (memory order).
   - fewer than 16 elements (or a non-contiguous tensor): one pair of float64
     uniforms (u1, u2) per *two* normals, r = √(-2 log(1 - u2)), θ = 2π u1,
     giving r cos θ now and r sin θ cached in the generator for the next normal;
-  - 16 or more: first one uniform per element, then Box–Muller on blocks of 16
-    (``kernels.box_muller_float32`` for float32); if the size is not a multiple
-    of 16, 16 fresh uniforms redo the last 16 elements.
+  - 16 or more: first one uniform per element (per whole block for half),
+    then Box–Muller on blocks of 16 (``kernels.box_muller_float32`` for float32
+    and half); if the size is not a multiple of 16, 16 fresh uniforms redo the
+    last 16 elements.
 
 * **integers** in [a, b): w mod (b - a) + a, with w one word, or a 64-bit draw
   when b - a >= 2^32.  ``randperm(n)`` swaps element i with element
@@ -24,6 +25,10 @@ number per element in the order PyTorch fills a tensor (memory order).
   p or a float64 tensor of p, float32 ones for a float32 tensor).
 * **exponential(λ)**: -log(1 - u)/λ from float64 uniforms; ``log_normal_``,
   ``cauchy_`` and ``geometric_`` transform float64 uniforms (or normals) too.
+* **multinomial**: without replacement (or for one sample), the indices of the
+  largest p / q with q ~ Exp(1), one q per category; with replacement, for
+  each sample the first category whose cumulative probability reaches a
+  float64 uniform.
 
 log, sin and cos of float64 values are taken from the C library one by one
 (Python's ``math``, the functions PyTorch calls): numpy's vectorised log differs
