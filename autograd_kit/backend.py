@@ -271,20 +271,20 @@ def _infer_dtype(data):
     numpy arrays keep their dtype."""
     if is_array(data) or isinstance(data, _NUMPY_SCALARS):
         return None  # keep
-    flat = data
-    while isinstance(flat, (list, tuple)):
-        if not flat:
-            return _default_float.np
-        flat = flat[0]
-    if hasattr(flat, "_data"):  # a Tensor inside a list
-        return None
-    if isinstance(flat, builtins.bool):
+    rank = -1  # the widest kind seen in any element: bool 0, int 1, float 2, complex 3
+    for v in _flat(data) if isinstance(data, (list, tuple)) else (data,):
+        if hasattr(v, "_data"):  # a Tensor inside a list
+            return None
+        rank = builtins.max(rank, 0 if isinstance(v, builtins.bool) else
+                            1 if isinstance(v, builtins.int) else
+                            3 if isinstance(v, complex) else 2)
+    if rank == 0:
         return np.bool_
-    if isinstance(flat, builtins.int):
+    if rank == 1:
         return np.int64
-    if isinstance(flat, complex):
+    if rank == 3:
         return np.complex64 if _default_float is float32 else np.complex128
-    return _default_float.np
+    return _default_float.np  # floats, or no element at all
 
 
 def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):

@@ -433,3 +433,33 @@ def test_a_data_loader_style_shuffle(torch):
         seed = int(lib.empty((), dtype=lib.int64).random_().item())
         orders.append(lib.randperm(60, generator=lib.Generator().manual_seed(seed)).tolist())
     assert orders[0] == orders[1]
+
+
+def _d2l_style_regression(lib):
+    """Synthetic data y = Xw + b + noise and a model fitted by minibatch SGD, the way
+    the linear-regression chapters of the textbooks write it; returns what they print."""
+    lib.manual_seed(0)
+    true_w, true_b = lib.tensor([2, -3.4]), 4.2       # a mixed list: a float tensor
+    features = lib.normal(0, 1, (1000, len(true_w)))
+    labels = lib.matmul(features, true_w) + true_b
+    labels += lib.normal(0, 0.01, labels.shape)
+    labels = labels.reshape((-1, 1))
+    net = lib.nn.Sequential(lib.nn.Linear(2, 1))
+    net[0].weight.data.normal_(0, 0.01)
+    net[0].bias.data.fill_(0)
+    trainer = lib.optim.SGD(net.parameters(), lr=0.03)
+    printed = []
+    for epoch in range(3):
+        for idx in lib.randperm(1000).split(10):
+            loss = lib.nn.MSELoss()(net(features[idx]), labels[idx])
+            trainer.zero_grad()
+            loss.backward()
+            trainer.step()
+        printed.append(f"epoch {epoch + 1}, loss "
+                       f"{lib.nn.MSELoss()(net(features), labels).item():f}")
+    return printed
+
+
+def test_a_textbook_linear_regression_prints_the_same_losses(torch):
+    assert ak.tensor([2, -3.4]).tolist() == torch.tensor([2, -3.4]).tolist()
+    assert _d2l_style_regression(ak) == _d2l_style_regression(torch)
