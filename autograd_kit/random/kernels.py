@@ -180,7 +180,7 @@ def sincos_float32(x):
 
 
 _TWO_PI32 = _f32(2.0 * math.pi)
-_CHUNK = 1 << 14          # numbers per pass: the temporaries stay in the CPU cache
+_CHUNK = 1 << 15          # numbers per pass: the temporaries stay in the CPU cache
 
 
 def box_muller_float32(u, mean: float, std: float):
