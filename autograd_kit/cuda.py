@@ -18,10 +18,9 @@ def synchronize() -> None:
 
 
 def manual_seed(seed) -> None:
-    """Seed the GPU's generator (a no-op without a GPU, as in PyTorch)."""
+    """Seed the GPU's generator (it makes numbers only for GPU tensors)."""
     from . import random
-    if random._device_generator is not None:
-        random._device_generator.manual_seed(seed)
+    random.seed_device(seed)
 
 
 manual_seed_all = manual_seed

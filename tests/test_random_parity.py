@@ -463,3 +463,18 @@ def _d2l_style_regression(lib):
 def test_a_textbook_linear_regression_prints_the_same_losses(torch):
     assert ak.tensor([2, -3.4]).tolist() == torch.tensor([2, -3.4]).tolist()
     assert _d2l_style_regression(ak) == _d2l_style_regression(torch)
+
+
+def test_gpu_tensors_have_their_own_stream_seeded_with_the_cpu_one():
+    """No GPU needed: the generator GPU tensors use is made on first use and seeded
+    by manual_seed (and cuda.manual_seed alone), apart from the CPU stream."""
+    from autograd_kit import backend, random
+    ak.manual_seed(21)
+    gpu = random.generator_for(None, backend.device("cuda"))
+    assert gpu is not ak.default_generator and gpu.device.type == "cuda"
+    expected = ak.Generator().manual_seed(21).random32(5).tolist()
+    assert gpu.random32(5).tolist() == expected
+    ak.cuda.manual_seed(3)
+    assert gpu.initial_seed() == 3 and ak.initial_seed() == 21
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator"):
+        ak.rand(2, generator=ak.Generator("cuda"))

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import contextlib
 
-from .. import backend
-from .generator import DEFAULT_SEED, Generator
+from .generator import DEFAULT_SEED, Generator, as_seed
 
 default_generator = Generator()
-_device_generator = Generator("cuda") if backend.cuda_is_available() else None
+_device_generator = None      # made on the first GPU draw (no GPU query at import)
+_device_seed = DEFAULT_SEED
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "fork_rng", "DEFAULT_SEED"]
@@ -39,16 +39,22 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 def manual_seed(seed) -> Generator:
     """Seed every generator the kit uses by default; returns the CPU one."""
     default_generator.manual_seed(seed)
+    seed_device(seed)
+    return default_generator
+
+
+def seed_device(seed) -> None:
+    """Seed the GPU's generator (``cuda.manual_seed``), now or when it is made."""
+    global _device_seed
+    _device_seed = as_seed(seed)
     if _device_generator is not None:
         _device_generator.manual_seed(seed)
-    return default_generator
 
 
 def seed() -> int:
     """Seed from the operating system's entropy; returns the seed."""
     value = default_generator.seed()
-    if _device_generator is not None:
-        _device_generator.manual_seed(value)
+    seed_device(value)
     return value
 
 
@@ -86,6 +92,9 @@ def generator_for(generator, device) -> Generator:
             raise RuntimeError(f"Expected a '{device.type}' device type for generator but "
                                f"found '{generator.device.type}'")
         return generator
-    if device.type == "cuda" and _device_generator is not None:
-        return _device_generator
-    return default_generator
+    if device.type != "cuda":
+        return default_generator
+    global _device_generator
+    if _device_generator is None:
+        _device_generator = Generator("cuda").manual_seed(_device_seed)
+    return _device_generator
