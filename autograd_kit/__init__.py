@@ -20,10 +20,12 @@ from .ops.arith import addmm, rsub
 from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, isfinite,
                           isnan, le, logical_not, lt, ne, nonzero)
 from .ops.convert import to
-from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                           full_like, linspace, manual_seed, normal, ones, ones_like, rand,
-                           rand_like, randint, randn, randn_like, randperm, seed,
+from .ops.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy,
+                           full, full_like, linspace, multinomial, normal, ones, ones_like,
+                           rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                            set_default_device, get_default_device, tensor, zeros, zeros_like)
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
 from .ops.reduce import amax, amin, log_softmax, logsumexp, max, min, norm, softmax, std, var
 from .ops.indexing import chunk, narrow, split, unbind
 from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, hstack,
@@ -33,7 +35,7 @@ from .ops.unary import clamp_max, clamp_min, leaky_relu, relu
 from .ops.out import (abs, add, ceil, clamp, cos, div, dot, exp, floor, log,  # (out=)
                       matmul, maximum, mean, minimum, mm, mul, neg, pow, prod, reciprocal,
                       round, rsqrt, sigmoid, sign, sin, sqrt, square, sub, sum, tanh)
-from . import autograd, cuda
+from . import autograd, cuda, random
 from .serialization import load, save
 from .i18n import get_language, set_language
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,

@@ -15,3 +15,12 @@ def device_count() -> int:
 
 def synchronize() -> None:
     backend.cuda_synchronize()
+
+
+def manual_seed(seed) -> None:
+    """Seed the GPU's generator (it makes numbers only for GPU tensors)."""
+    from . import random
+    random.seed_device(seed)
+
+
+manual_seed_all = manual_seed

@@ -74,15 +74,20 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """While training, zero each element with probability ``p`` and scale the
-    survivors by 1/(1-p), so the expected value is unchanged; otherwise identity."""
+    survivors by 1/(1-p), so the expected value is unchanged; otherwise identity.
+
+    The mask is PyTorch's: a tensor like ``input`` filled by ``bernoulli_(1 - p)``
+    and divided by 1 - p, then multiplied in (one ``MulBackward0``)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
-    from ..ops.creation import rand_like
-    keep = (rand_like(input) >= p).to(input.dtype)
-    mask = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep
-    return input.mul_(mask) if inplace else input * mask
+    if p == 1.0:
+        noise = input.new_zeros(())
+    else:
+        from ..ops.creation import empty_like
+        noise = empty_like(input).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
 
 
 # -- losses ---------------------------------------------------------------------------

@@ -13,10 +13,14 @@ vanishes (n v < 1).  The schemes below pick ``v`` to keep it steady:
 A uniform distribution U(-b, b) has variance b²/3, so the bound is
 b = √3 · std.  Every function runs under ``no_grad`` (filling a weight is not
 part of any computation to differentiate) and returns the tensor it filled.
+
+The numbers are PyTorch's: after ``manual_seed(s)`` a layer starts from the
+weights PyTorch gives it (``generator=`` draws from a generator of your own).
 """
 from __future__ import annotations
 
 import math
+import warnings
 
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -61,15 +65,15 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 @no_grad()
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with numbers drawn from U(a, b)."""
-    return tensor.uniform_(a, b)
+    return tensor.uniform_(a, b, generator=generator)
 
 
 @no_grad()
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with numbers drawn from N(mean, std²)."""
-    return tensor.normal_(mean, std)
+    return tensor.normal_(mean, std, generator=generator)
 
 
 @no_grad()
@@ -87,37 +91,45 @@ def ones_(tensor: Tensor) -> Tensor:
     return tensor.fill_(1.0)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-b, b) with b = gain · √(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """N(0, std²) with std = gain · √(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def _no_elements(tensor: Tensor) -> bool:
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return True
+    return False
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """U(-b, b) with b = gain · √(3 / fan).
 
     ``nn.Linear`` uses ``a=√5`` (leaky_relu gain √(2/6) = 1/√3), which makes
     b = 1/√fan_in: the classic U(-1/√n, 1/√n) initialisation."""
-    if 0 in tensor.shape:
-        return tensor  # nothing to fill (PyTorch warns here)
+    if _no_elements(tensor):
+        return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -math.sqrt(3.0) * std, math.sqrt(3.0) * std)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """N(0, std²) with std = gain / √fan."""
-    if 0 in tensor.shape:
+    if _no_elements(tensor):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)

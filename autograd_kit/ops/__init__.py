@@ -15,7 +15,8 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor
 from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
-               loss_more, module_forms, pooling, reduce, shape, unary)
+               loss_more, module_forms, pooling, random_creation, random_fill, reduce, shape,
+               unary)
 
 formula_env._install()
 
@@ -25,15 +26,6 @@ _ip = inplace.make_inplace
 def _rev(fn):
     """``number op tensor`` -> ``fn(tensor, number)``."""
     return lambda self, other: fn(self, other)
-
-
-def _sample(kind):
-    def method(self, a=0.0, b=1.0):
-        draw = creation.uniform_sample if kind == "uniform" else creation.normal_sample
-        return inplace.random_fill(self, lambda shape: backend.move(
-            draw(shape, a, b), self.device))
-    method.__name__ = kind + "_"
-    return method
 
 
 METHODS = {
@@ -116,7 +108,12 @@ METHODS = {
     "__iadd__": _ip(arith.add, backend.np.add), "__isub__": _ip(arith.sub, backend.np.subtract),
     "__imul__": _ip(arith.mul, backend.np.multiply),
     "__itruediv__": _ip(arith.div, backend.np.divide), "__setitem__": inplace.setitem,
-    "uniform_": _sample("uniform"), "normal_": _sample("normal"),
+    # random numbers (PyTorch's stream): uniform_, normal_, random_, bernoulli_...
+    **random_fill.METHODS,
+    "bernoulli": lambda self, p=None, *, generator=None: random_creation.bernoulli(
+        self, p, generator=generator),
+    "multinomial": lambda self, num_samples, replacement=False, *, generator=None:
+        random_creation.multinomial(self, num_samples, replacement, generator=generator),
 }
 
 for _name, _fn in METHODS.items():

@@ -1,9 +1,9 @@
 """Making tensors: ``tensor``, ``zeros``, ``randn``, ``arange``, ``from_numpy``...
 
 Types follow PyTorch: Python floats give the default float type (float32),
-Python ints give int64, a numpy array keeps its dtype.  Random numbers come from
-one seeded generator (``manual_seed``) so lessons are reproducible; they are not
-the same numbers PyTorch draws.
+Python ints give int64, a numpy array keeps its dtype.  Random numbers are
+PyTorch's own: after ``manual_seed(s)``, ``randn``, ``randint``, ``randperm``...
+draw what PyTorch draws on the CPU (``autograd_kit.random`` explains how).
 
 Every public function here catches its errors and raises them again through
 ``errors.short``: ``tensor([1, 2], requires_grad=True)`` shows the learner's line
@@ -14,19 +14,8 @@ from __future__ import annotations
 import builtins
 
 from .. import backend, errors
+from ..random import manual_seed, seed  # noqa: F401 - re-exported
 from ..tensor import Tensor
-
-_rng = backend.random.default_rng(0)
-
-
-def manual_seed(seed: int):
-    """Reset the random generator, so ``rand``/``randn``/``nn.Linear`` repeat exactly."""
-    global _rng
-    _rng = backend.random.default_rng(int(seed))
-    return _rng
-
-
-seed = manual_seed
 
 
 def _finish(data, requires_grad: bool) -> Tensor:
@@ -272,68 +261,6 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
         raise errors.short(err)
 
 
-def _random(draw, size, dtype, device, requires_grad, name=""):
-    dt = backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
-    data = draw(_size(size, name)).astype(dt)
-    return _finish(backend.move(data, _dev(device)), requires_grad)
-
-
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    """Uniform numbers in [0, 1)."""
-    try:
-        return _random(lambda s: (generator or _rng).random(s), size, dtype, device,
-                       requires_grad, "rand")
-    except Exception as err:
-        raise errors.short(err)
-
-
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    """Standard normal numbers (mean 0, variance 1)."""
-    try:
-        return _random(lambda s: (generator or _rng).standard_normal(s), size, dtype, device,
-                       requires_grad, "randn")
-    except Exception as err:
-        raise errors.short(err)
-
-
-def randint(low, high=None, size=(), dtype=None, device=None, generator=None) -> Tensor:
-    if high is None:
-        low, high = 0, low
-    data = (generator or _rng).integers(low, high, size=_size((size,)) if isinstance(size, int)
-                                        else tuple(size))
-    return Tensor._make(backend.move(data.astype(backend.np_dtype(dtype or backend.int64)),
-                                     _dev(device)))
-
-
-def randperm(n, dtype=None, device=None) -> Tensor:
-    return Tensor._make(backend.move(_rng.permutation(n).astype(
-        backend.np_dtype(dtype or backend.int64)), _dev(device)))
-
-
-def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    try:
-        return rand(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
-                    requires_grad=requires_grad)
-    except Exception as err:
-        raise errors.short(err)
-
-
-def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    try:
-        return randn(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
-                     requires_grad=requires_grad)
-    except Exception as err:
-        raise errors.short(err)
-
-
-def normal(mean=0.0, std=1.0, size=(1,), dtype=None, device=None) -> Tensor:
-    return _random(lambda s: _rng.normal(mean, std, s), (tuple(size),), dtype, device, False)
-
-
-def uniform_sample(shape, low, high):
-    """Used by ``Tensor.uniform_`` (and so by ``nn.init``)."""
-    return _rng.uniform(low, high, shape)
-
-
-def normal_sample(shape, mean, std):
-    return _rng.normal(mean, std, shape)
+# The random tensors live next door; imported last, since they use the helpers above.
+from .random_creation import (bernoulli, multinomial, normal, rand, rand_like,  # noqa: E402,F401
+                              randint, randint_like, randn, randn_like, randperm)
