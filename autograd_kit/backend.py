@@ -186,13 +186,32 @@ def move(a, dev: device):
 
 
 def to_host(a):
-    """A numpy array with the same values (for printing and pictures)."""
+    """A numpy array with the same values.
+
+    This is the one place where data leaves the GPU, and only on request: to
+    print a tensor, draw it, or hand it over (``.numpy()``, ``.tolist()``,
+    pickling).  Everything else stays on the device of its tensor; values the
+    engine needs as Python numbers are read with ``float()``/``.item()``."""
     if _cupy is not None and isinstance(a, _cupy.ndarray):
         return _cupy.asnumpy(a)
     return np.asarray(a)
 
 
 ARRAY_TYPES = {np.ndarray} | ({_cupy.ndarray} if _cupy is not None else set())
+
+
+def use_cuda_module(module) -> None:
+    """Serve the ``cuda`` device with ``module`` instead of cupy.
+
+    ``module`` must offer what the kit uses of cupy (``ndarray``, ``asarray``,
+    ``asnumpy``, ``get_array_module``, ``cuda.Device``, ``cuda.runtime`` and the
+    numpy-like functions).  The test suite installs a strict stand-in here when
+    cupy cannot allocate, so that the GPU path runs on every machine."""
+    global _cupy
+    if _cupy is not None:
+        ARRAY_TYPES.discard(_cupy.ndarray)
+    _cupy = module
+    ARRAY_TYPES.add(module.ndarray)
 
 
 def as_array(x):

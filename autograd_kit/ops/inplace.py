@@ -201,7 +201,7 @@ ZeroBackward0 = rule("ZeroBackward0", "", self="zeros_like(g)")
 def make_inplace(fn, ufunc=None):
     """``x.op_(...)`` from the out-of-place ``op(x, ...)``.
 
-    With ``ufunc`` (numpy's add, subtract...), an update that nothing records --
+    With ``ufunc`` (the name of the array module's add, subtract...), an update that nothing records --
     an optimizer step under ``no_grad`` -- writes straight into the tensor's
     memory; anything unusual takes the general path, which also raises the errors."""
     def method(self, *args, **kwargs):
@@ -217,7 +217,7 @@ def make_inplace(fn, ufunc=None):
 
 
 def _direct(t, ufunc, args, kwargs) -> bool:
-    """Try ``ufunc(t, other * alpha, out=t)``; False when the general path is needed."""
+    """Try ``xp.<ufunc>(t, other * alpha, out=t)``; False when the general path is needed."""
     if len(args) != 1 or set(kwargs) - {"alpha"}:
         return False
     other, alpha = args[0], kwargs.get("alpha", 1)
@@ -233,7 +233,7 @@ def _direct(t, ufunc, args, kwargs) -> bool:
     if alpha != 1:
         other = other * alpha
     try:
-        ufunc(t._data, other, out=t._data)
+        getattr(backend.xp_of(t._data), ufunc)(t._data, other, out=t._data)
     except (ValueError, TypeError):  # shapes or types: let the general path explain
         return False
     t._vc.value += 1
