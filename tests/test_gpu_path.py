@@ -155,3 +155,25 @@ def test_the_cuda_device_is_what_the_backend_serves():
     assert type(t._data) is backend._cupy.ndarray
     assert backend.xp_of(t._data) is backend._cupy
     assert t.cpu()._data.__class__ is np.ndarray
+
+
+def test_the_exercise_checker_runs_a_custom_backward_on_the_gpu():
+    """``backward_problem`` calls a learner's backward with a gradient of ones: on
+    the inputs' device, or a right answer would be reported as a device error."""
+    from autograd_kit.autograd import Function
+    from autograd_kit.exercises import backward_problem
+
+    class MyExp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, g):
+            (result,) = ctx.saved_tensors
+            return g * result
+
+    x = ak.tensor([-1.0, 0.5, 2.0], dtype=ak.float64, requires_grad=True, device="cuda")
+    assert backward_problem(MyExp, (x,)) is None
