@@ -127,8 +127,9 @@ def test_a_refusal_the_kit_hides_still_fails_the_test(pytester):
         """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-o", "addopts=")
     result.assert_outcomes(passed=2, errors=1)  # cpu, cuda; cuda fails at teardown
-    result.stdout.fnmatch_lines(["*the stand-in GPU refused*", "*TypeError: Implicit conversion*",
-                                 "*GPU-path cases executed: 1 on the strict stand-in*(0 passed, 1 failed*"])
+    result.stdout.fnmatch_lines([
+        "*the stand-in GPU refused*", "*TypeError: Implicit conversion*",
+        "*GPU-path cases executed: 1 on the strict stand-in*(0 passed, 1 failed*"])
 
 
 def pytester_root():

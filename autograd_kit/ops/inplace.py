@@ -201,9 +201,10 @@ ZeroBackward0 = rule("ZeroBackward0", "", self="zeros_like(g)")
 def make_inplace(fn, ufunc=None):
     """``x.op_(...)`` from the out-of-place ``op(x, ...)``.
 
-    With ``ufunc`` (the name of the array module's add, subtract...), an update that nothing records --
-    an optimizer step under ``no_grad`` -- writes straight into the tensor's
-    memory; anything unusual takes the general path, which also raises the errors."""
+    With ``ufunc`` (the name of the array module's add, subtract...), an update
+    that nothing records -- an optimizer step under ``no_grad`` -- writes straight
+    into the tensor's memory; anything unusual takes the general path, which also
+    raises the errors."""
     def method(self, *args, **kwargs):
         if ufunc is not None and _direct(self, ufunc, args, kwargs):
             return self
