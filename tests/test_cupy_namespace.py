@@ -22,6 +22,7 @@ the GPU cases run, which covers the calls the static pass cannot type.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import pathlib
 from dataclasses import dataclass
@@ -221,6 +222,7 @@ def collect(source: str, where: str):
     return c.uses, c.dynamic
 
 
+@functools.lru_cache(maxsize=1)
 def static_uses():
     uses, dynamic = [], []
     for path in SOURCES:
