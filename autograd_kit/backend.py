@@ -5,6 +5,13 @@ an NVIDIA GPU) and writes ``xp.exp(a)``; the same op code then runs on either
 device, as in chainer.  This module also owns the two small value types that
 PyTorch prints everywhere: ``dtype`` (``torch.float32``) and ``device``
 (``device(type='cpu')``).
+
+Data leaves the GPU in this module only (:func:`to_host`, :func:`move`), and
+only when asked: to print or draw a tensor, or to convert it (``.cpu()``,
+``.numpy()``, ``.tolist()``, pickling).  Values the engine needs as Python
+numbers are read with ``float()`` or ``.item()``, which cupy allows as explicit
+synchronisations.  The test suite holds the kit to this with a strict stand-in
+for cupy (see :func:`use_cuda_module`).
 """
 from __future__ import annotations
 
