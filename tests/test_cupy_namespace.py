@@ -242,7 +242,7 @@ def formula_words(env, elementwise):
 
 def inplace_ufuncs(cls, make_inplace):
     """The in-place fast path: ``xp.<ufunc>(data, other, out=data)`` for each method."""
-    code = make_inplace(lambda x: x, "probe").__code__
+    code = make_inplace(lambda x: x, "add").__code__
     found = []
     for name, fn in vars(cls).items():
         if getattr(fn, "__code__", None) is code:
