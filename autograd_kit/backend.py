@@ -5,6 +5,13 @@ an NVIDIA GPU) and writes ``xp.exp(a)``; the same op code then runs on either
 device, as in chainer.  This module also owns the two small value types that
 PyTorch prints everywhere: ``dtype`` (``torch.float32``) and ``device``
 (``device(type='cpu')``).
+
+Data leaves the GPU in this module only (:func:`to_host`, :func:`move`), and
+only when asked: to print or draw a tensor, or to convert it (``.cpu()``,
+``.numpy()``, ``.tolist()``, pickling).  Values the engine needs as Python
+numbers are read with ``float()`` or ``.item()``, which cupy allows as explicit
+synchronisations.  The test suite holds the kit to this with a strict stand-in
+for cupy (see :func:`use_cuda_module`).
 """
 from __future__ import annotations
 
@@ -202,13 +209,32 @@ def move(a, dev: device):
 
 
 def to_host(a):
-    """A numpy array with the same values (for printing and pictures)."""
+    """A numpy array with the same values.
+
+    This is the one place where data leaves the GPU, and only on request: to
+    print a tensor, draw it, or hand it over (``.numpy()``, ``.tolist()``,
+    pickling).  Everything else stays on the device of its tensor; values the
+    engine needs as Python numbers are read with ``float()``/``.item()``."""
     if _cupy is not None and isinstance(a, _cupy.ndarray):
         return _cupy.asnumpy(a)
     return np.asarray(a)
 
 
 ARRAY_TYPES = {np.ndarray} | ({_cupy.ndarray} if _cupy is not None else set())
+
+
+def use_cuda_module(module) -> None:
+    """Serve the ``cuda`` device with ``module`` instead of cupy.
+
+    ``module`` must offer what the kit uses of cupy (``ndarray``, ``asarray``,
+    ``asnumpy``, ``get_array_module``, ``cuda.Device``, ``cuda.runtime`` and the
+    numpy-like functions).  The test suite installs a strict stand-in here when
+    cupy cannot allocate, so that the GPU path runs on every machine."""
+    global _cupy
+    if _cupy is not None:
+        ARRAY_TYPES.discard(_cupy.ndarray)
+    _cupy = module
+    ARRAY_TYPES.add(module.ndarray)
 
 
 def as_array(x):

@@ -145,7 +145,7 @@ def _call_backward(fn_cls, inputs):
     node = getattr(out, "grad_fn", None)
     if node is None or not hasattr(node, "ctx"):
         return None, _("apply() gave a result without a grad_fn: did forward return a tensor?")
-    ones = Tensor._make(backend.np.ones(out._data.shape, dtype=out._data.dtype))
+    ones = Tensor._make(backend.xp_of(out._data).ones(out._data.shape, dtype=out._data.dtype))
     try:
         grads = fn_cls.backward(node.ctx, ones)
     except Exception as err:

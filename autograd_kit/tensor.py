@@ -345,6 +345,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self.device.type != "cpu":  # numpy cannot read GPU memory: as PyTorch, say so
+            raise TypeError(errors.NUMPY_ON_CUDA.format(dev=self.device))
         a = backend.to_host(self._data)
         return a if dtype is None else a.astype(dtype)
 
@@ -387,7 +389,7 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (backend.to_host(self._data), self._rg))
+        return (_rebuild, (backend.to_host(self._data), self._rg, str(self.device)))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -405,7 +407,8 @@ _new = object.__new__
 _ARRAY_TYPES = backend.ARRAY_TYPES
 
 
-def _rebuild(data, rg):
-    t = Tensor._make(data)
+def _rebuild(data, rg, device="cpu"):
+    """Unpickling: the values come back to the device they were saved from."""
+    t = Tensor._make(backend.move(data, backend.device(device)))
     t._rg = rg
     return t

@@ -1,27 +1,86 @@
-"""Shared fixtures: devices to run on, and PyTorch as an optional oracle."""
+"""Shared fixtures: devices to run on, and PyTorch as an optional oracle.
+
+Every test that takes ``device`` runs on the CPU and on "cuda".  With a real
+GPU, "cuda" is cupy.  Without one (every CI run), it is the strict stand-in of
+``standin_device.py``: the same tests, nothing skipped, on a device that
+refuses every implicit copy to the host.  Tests that exercise the GPU path
+without the ``device`` parameter carry ``@pytest.mark.gpu``; the summary at the
+end says how many GPU-path cases ran, and on what.
+"""
 import numpy as np
 import pytest
 
 import autograd_kit as ak
+import standin_device
+from autograd_kit import backend
 
+pytest_plugins = ["pytester"]
 
-def _devices():
-    devs = [pytest.param("cpu", id="cpu")]
-    reason = "no cupy/GPU available" if not ak.cuda.is_available() else None
-    devs.append(pytest.param("cuda", id="cuda",
-                             marks=pytest.mark.skipif(reason is not None, reason=reason or "")))
-    return devs
+if backend._cupy is not standin_device.module and not ak.cuda.is_available():
+    backend.use_cuda_module(standin_device.module)
+STANDIN = backend._cupy is standin_device.module
+GPU_KIND = "the strict stand-in device (no GPU here)" if STANDIN else "cupy on a real GPU"
 
-
-DEVICES = _devices()
+DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda")]
+_GPU_RUNS: dict = {}  # test id -> "passed", "failed" or "skipped"
 
 
 @pytest.fixture(params=DEVICES)
 def device(request):
-    """Every test that takes ``device`` runs on the CPU and, when present, on the GPU."""
+    """Every test that takes ``device`` runs on the CPU and on the GPU (or its stand-in)."""
     return request.param
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def _is_gpu_case(item) -> bool:
+    spec = getattr(item, "callspec", None)
+    return (spec is not None and spec.params.get("device") == "cuda") \
+        or item.get_closest_marker("gpu") is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _is_gpu_case(item):
+            item.add_marker("gpu")
+
+
+@pytest.fixture(autouse=True)
+def _standin_guard(request):
+    """On the stand-in, a refusal the kit caught and hid still fails the test."""
+    if not STANDIN or not _is_gpu_case(request.node):
+        yield
+        return
+    del standin_device.VIOLATIONS[:]
+    yield
+    found, standin_device.VIOLATIONS[:] = list(standin_device.VIOLATIONS), []
+    if found:
+        pytest.fail("the stand-in GPU refused (cupy would too):\n  " + "\n  ".join(found),
+                    pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not _is_gpu_case(item):
+        return
+    if report.skipped:
+        _GPU_RUNS[item.nodeid] = "skipped"
+    elif report.failed:
+        _GPU_RUNS[item.nodeid] = "failed"
+    elif report.when == "call":
+        _GPU_RUNS.setdefault(item.nodeid, "passed")
+
+
+def pytest_terminal_summary(terminalreporter):
+    counts = {k: list(_GPU_RUNS.values()).count(k) for k in ("passed", "failed", "skipped")}
+    ran = counts["passed"] + counts["failed"]
+    if _GPU_RUNS:
+        terminalreporter.write_sep("-", "GPU path")
+        terminalreporter.write_line(
+            f"GPU-path cases executed: {ran} on {GPU_KIND} ({counts['passed']} passed, "
+            f"{counts['failed']} failed, {counts['skipped']} skipped)")

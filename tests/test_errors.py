@@ -403,7 +403,7 @@ def test_numpy_on_tensor_requiring_grad():
     assert x.detach().numpy().tolist() == [1., 2.]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.gpu
 def test_numpy_on_cuda_tensor():
     t = torch.ones(2, device="cuda")
     with pytest.raises(TypeError) as info:
@@ -557,7 +557,7 @@ def test_mask_setitem_shape_mismatch(device):
 
 
 # ------------------------------------------------------------- devices --
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.gpu
 @pytest.mark.parametrize("order", ["cuda+cpu", "cpu+cuda"])
 def test_mixing_devices(order):
     g = torch.ones(2, device="cuda", requires_grad=True)
@@ -569,7 +569,7 @@ def test_mixing_devices(order):
     assert state(g) == before
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.gpu
 def test_cpu_scalar_tensor_mixes_with_cuda():
     g = torch.ones(2, device="cuda")
     assert (g * torch.tensor(3.)).tolist() == [3., 3.]

@@ -355,7 +355,7 @@ def test_view_of_no_grad_base_requires_grad_after_copy_in(device):
 
 
 @pytest.mark.parametrize("op", [lambda v: v * 2.0, lambda v: v + 1, lambda v: 3.0 - v,
-                                lambda v: v.sin(), lambda v: v * torch.ones(2)],
+                                lambda v: v.sin(), lambda v: v * torch.ones(2, device=v.device)],
                          ids=["times-number", "plus-number", "rsub", "sin", "times-tensor"])
 def test_ops_on_a_stale_view_of_a_no_grad_base_record(device, op):
     """The base gained a history after the view was taken: every op on the view,

@@ -18,7 +18,7 @@ from autograd_kit.nn import functional as F
 
 
 def arr(t):
-    return np.asarray(t.detach())
+    return np.asarray(t.detach().cpu())
 
 
 def put(a, device, requires_grad=False):

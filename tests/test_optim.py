@@ -12,7 +12,7 @@ from autograd_kit import nn, optim
 
 
 def arr(t):
-    return np.asarray(t.detach())
+    return np.asarray(t.detach().cpu())
 
 
 def mlp(nn_, **kw):

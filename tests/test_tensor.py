@@ -207,7 +207,7 @@ def test_format_of_0d_tensor():
     assert f"{torch.tensor(3)}" == "3"
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.gpu
 def test_repr_on_cuda():
     assert repr(torch.tensor([1., 2.], device="cuda")) == "tensor([1., 2.], device='cuda:0')"
     assert repr(torch.tensor([1., 2.], device="cuda", dtype=torch.float64)) == (

@@ -388,7 +388,7 @@ def inplace_node_names(lib, dev):
                lambda t: t.exp_(), lambda t: t.sub_(x, alpha=2)):
         t = x * 1
         op(t)
-        out.append([t.grad_fn.name(), repr(t)])
+        out.append([t.grad_fn.name(), repr(t).replace(", device='cuda:0'", "")])
     return out
 
 

@@ -40,8 +40,9 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol):
         # pickling (torch.save-style) gives back a Parameter, not a plain tensor
         from .. import backend
-        return (_rebuild_parameter, (backend.to_host(self._data), self._rg))
+        return (_rebuild_parameter, (backend.to_host(self._data), self._rg, str(self.device)))
 
 
-def _rebuild_parameter(data, requires_grad: bool) -> Parameter:
-    return Parameter(Tensor._make(data), requires_grad)
+def _rebuild_parameter(data, requires_grad: bool, device: str = "cpu") -> Parameter:
+    from .. import backend
+    return Parameter(Tensor._make(backend.move(data, backend.device(device))), requires_grad)

@@ -93,8 +93,8 @@ METHODS = {
     "new_ones": lambda self, *size, **kw: creation.ones(
         *size, dtype=kw.get("dtype", self.dtype), device=kw.get("device", self.device)),
     # in-place
-    "add_": _ip(arith.add, backend.np.add), "sub_": _ip(arith.sub, backend.np.subtract),
-    "mul_": _ip(arith.mul, backend.np.multiply), "div_": _ip(arith.div, backend.np.divide),
+    "add_": _ip(arith.add, "add"), "sub_": _ip(arith.sub, "subtract"),
+    "mul_": _ip(arith.mul, "multiply"), "div_": _ip(arith.div, "divide"),
     "pow_": _ip(arith.pow), "neg_": _ip(arith.neg),
     "clamp_": _ip(unary.clamp), "clip_": _ip(unary.clamp), "log_": _ip(unary.log),
     "exp_": _ip(unary.exp), "relu_": _ip(unary.relu), "sigmoid_": _ip(unary.sigmoid),
@@ -105,9 +105,9 @@ METHODS = {
     "zero_": lambda self: inplace.inplace(self, inplace.zero),
     "masked_fill_": lambda self, mask, value: inplace.inplace(
         self, lambda old: shape.masked_fill(old, mask, value)),
-    "__iadd__": _ip(arith.add, backend.np.add), "__isub__": _ip(arith.sub, backend.np.subtract),
-    "__imul__": _ip(arith.mul, backend.np.multiply),
-    "__itruediv__": _ip(arith.div, backend.np.divide), "__setitem__": inplace.setitem,
+    "__iadd__": _ip(arith.add, "add"), "__isub__": _ip(arith.sub, "subtract"),
+    "__imul__": _ip(arith.mul, "multiply"),
+    "__itruediv__": _ip(arith.div, "divide"), "__setitem__": inplace.setitem,
     # random numbers (PyTorch's stream): uniform_, normal_, random_, bernoulli_...
     **random_fill.METHODS,
     "bernoulli": lambda self, p=None, *, generator=None: random_creation.bernoulli(

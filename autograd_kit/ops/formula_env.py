@@ -283,7 +283,7 @@ def product_of_others(self, result, dims):
         moved = xp.transpose(a, rest + list(axes))
         shaped = moved.reshape(moved.shape[:len(rest)] + (-1,))
         others = _exclusive_products(shaped, -1, xp).reshape(moved.shape)
-        others = xp.transpose(others, xp.argsort(xp.asarray(rest + list(axes))).tolist())
+        others = xp.transpose(others, inverse_permutation(rest + list(axes)))
     else:
         others = _exclusive_products(a, flat_axis, xp)
     return _like(self, others)

@@ -209,11 +209,14 @@ ZeroBackward0 = rule("ZeroBackward0", "", self="zeros_like(g)")
 def make_inplace(fn, ufunc=None):
     """``x.op_(...)`` from the out-of-place ``op(x, ...)``.
 
-    With ``ufunc`` (numpy's add, subtract...), an update that nothing records --
-    an optimizer step under ``no_grad`` -- writes straight into the tensor's
-    memory; anything unusual takes the general path, which also raises the errors."""
+    With ``ufunc`` (the name of the array module's add, subtract...), an update
+    that nothing records -- an optimizer step under ``no_grad`` -- writes straight
+    into the tensor's memory; anything unusual takes the general path, which also
+    raises the errors."""
+    np_ufunc = getattr(backend.np, ufunc) if ufunc is not None else None
+
     def method(self, *args, **kwargs):
-        if ufunc is not None and _direct(self, ufunc, args, kwargs):
+        if ufunc is not None and _direct(self, ufunc, np_ufunc, args, kwargs):
             return self
         try:
             return inplace(self, lambda old, *a: fn(old, *a, **kwargs), *args)
@@ -224,8 +227,8 @@ def make_inplace(fn, ufunc=None):
     return method
 
 
-def _direct(t, ufunc, args, kwargs) -> bool:
-    """Try ``ufunc(t, other * alpha, out=t)``; False when the general path is needed."""
+def _direct(t, ufunc, np_ufunc, args, kwargs) -> bool:
+    """Try ``xp.<ufunc>(t, other * alpha, out=t)``; False when the general path is needed."""
     if len(args) != 1 or set(kwargs) - {"alpha"}:
         return False
     other, alpha = args[0], kwargs.get("alpha", 1)
@@ -242,7 +245,11 @@ def _direct(t, ufunc, args, kwargs) -> bool:
     if alpha != 1:
         other = other * alpha
     try:
-        ufunc(t._data, other, out=t._data)
+        a = t._data
+        if a.__class__ is backend.ndarray:  # the CPU: numpy's ufunc, looked up once
+            np_ufunc(a, other, out=a)
+        else:
+            getattr(backend.xp_of(a), ufunc)(a, other, out=a)
     except (ValueError, TypeError):  # shapes or types: let the general path explain
         return False
     t._vc.value += 1
