@@ -34,8 +34,8 @@ from types import TracebackType
 
 from .. import errors
 from ..i18n import _, language, language_code
-from ..viz.error_facts import error_facts
-from . import culprits, saved
+from ..viz.error_facts import ERRORS, error_facts
+from . import culprits, saved, silent, usage
 from .display import name_of
 from .explanation import HEADER, Explanation, called, name, rich  # noqa: F401
 
@@ -202,7 +202,7 @@ def _grad_shape(err, names) -> Explanation:
 
 EXPLAINERS = {"leaf_inplace": _leaf_inplace, "saved_modified": saved.saved_modified,
               "graph_freed": saved.graph_freed, "non_scalar": _non_scalar,
-              "no_grad_fn": _no_grad_fn, "grad_shape": _grad_shape}
+              "no_grad_fn": _no_grad_fn, "grad_shape": _grad_shape, **usage.EXPLAINERS}
 
 
 def facts(err, names):
@@ -267,16 +267,29 @@ def render_traceback(err) -> list[str]:
         return traceback.format_exception(type(err), err, tb)
 
 
+def before_cell(info) -> None:
+    """``pre_run_cell`` event: watch what a cell may do wrong without an error
+    (:mod:`.silent`)."""
+    try:
+        silent.before(getattr(info, "raw_cell", "") or "", _namespace())
+    except Exception:  # never make a cell fail
+        pass
+
+
 def after_cell(result) -> None:
-    """``post_run_cell`` event: explain the autograd error the cell ended with."""
+    """``post_run_cell`` event: explain the autograd error the cell ended with,
+    or what it did wrong without an error (:mod:`.silent`)."""
     err = getattr(result, "error_in_exec", None)
-    if not (_state["on"] and isinstance(err, RuntimeError)):
+    if not _state["on"]:
         return
     try:
         with language(_state["lang"]) if _state["lang"] else nullcontext():
-            exp = explain(err)
-            if exp is not None:
-                from IPython.display import display
+            cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
+            found = silent.after(_namespace(), [cell] + _history())
+            if isinstance(err, ERRORS):
+                found = [exp for exp in [explain(err)] if exp is not None]
+            from IPython.display import display
+            for exp in found:
                 display(exp)
     except Exception:  # never turn an explained error into a second one
         pass
@@ -305,6 +318,7 @@ def enable(shell) -> None:
     """Turn explanations on for ``shell``."""
     install(shell)
     if not _state["on"]:
+        shell.events.register("pre_run_cell", before_cell)
         shell.events.register("post_run_cell", after_cell)
     _state["on"] = True
 
@@ -312,10 +326,13 @@ def enable(shell) -> None:
 def disable(shell) -> None:
     """Turn explanations off: the tracebacks alone again."""
     if _state["on"]:
-        try:
-            shell.events.unregister("post_run_cell", after_cell)
-        except ValueError:
-            pass
+        for event, callback in (("pre_run_cell", before_cell),
+                                ("post_run_cell", after_cell)):
+            try:
+                shell.events.unregister(event, callback)
+            except ValueError:
+                pass
+        silent.stop()
     _state["on"] = False
 
 
