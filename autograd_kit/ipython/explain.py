@@ -167,25 +167,40 @@ def _no_grad_fn(err, names) -> Explanation:
             names=names)
     if origin == "other":  # the code shows how it was made: not by grad()
         why = [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
-                 "tensors that require grad. Usual causes: the inputs were made without "
-                 "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-                 "`.detach()`, `.data` or `.item()` cut the graph."),
-               _("Fix: create the inputs with `requires_grad=True` (or call "
-                 "`x.requires_grad_()`) before computing from them, with grad mode on.")]
+                 "tensors that require grad. Usual causes: the computation ran under "
+                 "`torch.no_grad()` or `torch.inference_mode()`; `.detach()`, `.data` or "
+                 "`.item()` cut the graph; or the inputs were made without "
+                 "`requires_grad=True`."),
+               _("Fix: compute it again with grad mode on (outside `torch.no_grad()` and "
+                 "`torch.inference_mode()`, without `.detach()`), from tensors that "
+                 "require grad: parameters, or inputs made with `requires_grad=True`.")]
     else:  # nothing shows where it came from: it may be a gradient too
         why = [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
-                 "tensors that require grad. Usual causes: the inputs were made without "
-                 "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-                 "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
+                 "tensors that require grad. Usual causes: the computation ran under "
+                 "`torch.no_grad()` or `torch.inference_mode()`; `.detach()`, `.data` or "
+                 "`.item()` cut the graph; or the inputs were made without "
+                 "`requires_grad=True`. A gradient returned by "
                  "`torch.autograd.grad` is such a tensor too, unless that call had "
                  "`create_graph=True`."),
                _("Fix: create the inputs with `requires_grad=True` (or call "
                  "`x.requires_grad_()`) before computing from them; for a gradient of a "
                  "gradient, pass `create_graph=True` to the first `grad` call.")]
+    if inference(t):
+        why.insert(0, _("{who} was made under `torch.inference_mode()`: an inference "
+                        "tensor never records a graph, and can't be used in one "
+                        "later.").format(who=who))
     return Explanation(
         _("{who} has no grad_fn and does not require grad: there is no graph behind it for "
           "backward() to go through.").format(who=who),
         why, root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
+
+
+def inference(t) -> bool:
+    """Whether ``t`` is a PyTorch inference tensor (made under ``inference_mode``)."""
+    try:
+        return bool(t.is_inference())
+    except Exception:
+        return False
 
 
 def _grad_shape(err, names) -> Explanation:

@@ -79,8 +79,16 @@ def _why_not_steppable(root, expression: str, gradient) -> str | None:
             return _("{expr} is a leaf: it has no grad_fn, so there is nothing to step "
                      "through (backward() would only add to its .grad); step through a "
                      "tensor computed from it, such as a loss").format(expr=expression)
+        if explain.inference(root):
+            return _("{expr} was made under torch.inference_mode(): an inference tensor "
+                     "has no grad_fn and never records a graph, so there is nothing to step "
+                     "through; compute it again outside inference_mode").format(
+                expr=expression)
         return _("{expr} has no grad_fn and does not require grad: no graph leads to it, "
-                 "so there is nothing to step through").format(expr=expression)
+                 "so there is nothing to step through. It was computed while recording was "
+                 "off (under torch.no_grad() or torch.inference_mode()), cut off the graph by "
+                 ".detach() (or .data, .item()), or from inputs none of which requires grad; "
+                 "compute it again with grad mode on").format(expr=expression)
     if gradient is None and root.numel() != 1:
         return _("{expr} has shape {shape}, not a single number: backward() needs a "
                  "starting gradient for it (its gradient= argument); pass --gradient, e.g. "
@@ -213,6 +221,10 @@ class AutogradMagics(Magics):
                 expr=args.expression, error=f"{type(err).__name__}: {err}")) from None
         problem = getattr(stepper, "problem", None)
         if problem is not None:  # the widget would only say "cannot show this root"
+            if isinstance(problem, BaseException):  # in the words the widget uses
+                from ..widgets._common import explain_text
+                source = getattr(stepper, "_source", None)
+                problem = explain_text(problem, getattr(source, "who", "PyTorch"), root)
             raise UsageError("autograd_step: " + _("cannot step through {expr}: {problem}")
                              .format(expr=args.expression, problem=problem))
         display(stepper)
