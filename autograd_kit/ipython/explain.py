@@ -182,9 +182,11 @@ def _no_grad_fn(err, names) -> Explanation:
                  "`requires_grad=True`. A gradient returned by "
                  "`torch.autograd.grad` is such a tensor too, unless that call had "
                  "`create_graph=True`."),
-               _("Fix: create the inputs with `requires_grad=True` (or call "
-                 "`x.requires_grad_()`) before computing from them; for a gradient of a "
-                 "gradient, pass `create_graph=True` to the first `grad` call.")]
+               _("Fix: compute it again with grad mode on (outside `torch.no_grad()` and "
+                 "`torch.inference_mode()`, without `.detach()`), from tensors that "
+                 "require grad: parameters, or inputs made with `requires_grad=True`; for "
+                 "a gradient of a gradient, pass `create_graph=True` to the first `grad` "
+                 "call.")]
     if inference(t):
         why.insert(0, _("{who} was made under `torch.inference_mode()`: an inference "
                         "tensor never records a graph, and can't be used in one "
