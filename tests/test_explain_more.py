@@ -71,7 +71,7 @@ def explanations(ip, code, lang="en"):
     return [o.data["text/plain"] for o in run(ip, code)[2] if "text/plain" in o.data]
 
 
-# -- (a) what made a saved value, and what changed it ----------------------------------
+# -- what made a saved value, and what changed it ----------------------------------
 CHANGED = "p = torch.ones(2, requires_grad=True)\nq = p * 2\nz = q * q\nq.add_(1)\n"
 
 
@@ -107,7 +107,7 @@ def test_a_changed_leaf_is_said_to_be_a_leaf(shell):
     assert "saved `w` (a leaf) at version 0" in plain and "`w.add_(1)`" in plain
 
 
-# -- (b) inplace=True in a layer or a call --------------------------------------------------
+# -- inplace=True in a layer or a call --------------------------------------------------
 INPLACE_LAYER = ("net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Sigmoid(), "
                  "torch.nn.ReLU(inplace=True))\nout = net(torch.ones(3, 2))\n"
                  "out.sum().backward()")
@@ -143,7 +143,7 @@ def test_an_inplace_call_inside_a_forward_is_named(shell):
     assert "`F.relu(torch.tanh(self.lin(h)))`" in plain and "TanhBackward0" in plain
 
 
-# -- (c) detach() shares the version counter ------------------------------------------------
+# -- detach() shares the version counter ------------------------------------------------
 DETACHED = ("w = torch.ones(2, requires_grad=True)\ne = w.exp()\nd = e.detach()\n"
             "d.zero_()\ne.sum().backward()")
 
@@ -170,7 +170,7 @@ def test_data_is_not_taken_for_a_shared_counter(shell, lib):
     assert shell.user_ns["e"]._version == 0
 
 
-# -- (d) autograd.grad twice ------------------------------------------------------------------
+# -- autograd.grad twice ------------------------------------------------------------------
 @pytest.mark.parametrize("lang", LANGS)
 def test_grad_twice_gets_the_grad_calls_retain_graph(shell, lang):
     err, plain, _ = explained(shell, "x = torch.ones(2, requires_grad=True)\n"
@@ -183,7 +183,7 @@ def test_grad_twice_gets_the_grad_calls_retain_graph(shell, lang):
                  "its saved values were already freed.") in plain
 
 
-# -- (h) errors met while using tensors --------------------------------------------------------
+# -- errors met while using tensors --------------------------------------------------------
 USAGE = {
     "unused": ("x = torch.ones(2, requires_grad=True)\nu = torch.ones(2, requires_grad=True)"
                "\ny = (x * x).sum()\ntorch.autograd.grad(y, [x, u])",
@@ -246,7 +246,7 @@ def test_other_assertion_errors_are_left_alone(shell):
     assert isinstance(result.error_in_exec, AssertionError) and outputs == []
 
 
-# -- (h) a non-leaf's .grad, and gradients that keep adding up ------------------------------
+# -- a non-leaf's .grad, and gradients that keep adding up ------------------------------
 @pytest.mark.parametrize("lang", LANGS)
 def test_reading_a_non_leafs_grad_is_explained_and_still_warned(shell, lang):
     explain.set_explain_language(lang)
@@ -476,7 +476,7 @@ def test_a_broadcast_add_names_its_summed_dimension(lib):
     assert expected in _text(st.panel.value)
 
 
-# -- (j) words in Chinese and Russian ---------------------------------------------------------------
+# -- words in Chinese and Russian --------------------------------------------------------
 def test_the_stepper_at_the_start_reads_naturally(lib):
     from autograd_kit.widgets import BackwardStepper
     torch = engine(lib)

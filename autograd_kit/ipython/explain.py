@@ -7,12 +7,23 @@ autograd error -- autograd_kit's or real PyTorch's -- shows, below its usual
 traceback, a few plain sentences (what happened, why autograd cares, how to
 fix it) and a picture of the graph with the culprit outlined in red.
 
+The explainers, one per kind of error: here, those of the graph's own errors
+(a leaf changed in place, backward() from a non-scalar or from a tensor
+without a graph, a gradient of the wrong shape); in :mod:`.saved`, a saved
+value changed in place or freed; in :mod:`.usage`, errors met while using
+tensors (``allow_unused``, integers that require grad, ``.numpy()``,
+``.cuda()`` without a GPU).  A cell that runs without an error but not as
+meant -- reading a non-leaf's ``.grad``, gradients that keep adding up in a
+loop without ``zero_grad()`` -- is explained by :mod:`.silent`.
+
 Nothing here catches the error: the cell still fails, a notebook run still
 stops there, the error keeps its own message, and other extensions' error
-handling is untouched.  Two hooks:
+handling is untouched.  The hooks:
 
+* a ``pre_run_cell`` event that lets :mod:`.silent` watch the cell (its
+  warnings, and its leaves when its code may accumulate gradients);
 * a ``post_run_cell`` event that displays the explanation when the cell ended
-  in an autograd error.  The facts come the same way for both engines: what
+  in an autograd error, or did one of those silent things.  The facts come the same way for both engines: what
   the error says about itself from
   :func:`autograd_kit.viz.error_facts.error_facts` (autograd_kit's errors
   carry it, PyTorch's are read from their wording), and what it does not say
@@ -41,11 +52,6 @@ from .explanation import HEADER, Explanation, called, name, rich  # noqa: F401
 
 _state = {"shell": None, "on": False, "lang": None}
 _name, _called = name, called
-
-
-def _node_name(node) -> str:
-    from ..viz import access
-    return access.node_name(node) if node is not None else _("a node")
 
 
 def _leaf_inplace(err, names) -> Explanation:

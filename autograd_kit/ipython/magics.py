@@ -240,11 +240,15 @@ class AutogradMagics(Magics):
 
         An autograd error (a leaf changed in place, a saved tensor changed in
         place, a graph used twice, backward() on a non-scalar or on a tensor
-        without grad_fn) -- autograd_kit's or real PyTorch's -- then shows,
+        without grad_fn, an unused input of grad(), an integer tensor that
+        requires grad, .numpy() or .cuda() refused) -- autograd_kit's or real
+        PyTorch's -- then shows,
         after its usual traceback, a few plain sentences (what went wrong, why,
         how to fix it) and a picture of the graph with the culprit outlined in
-        red.  The error is still raised: the cell fails as before.  Without an
-        argument, says whether it is on.
+        red.  The error is still raised: the cell fails as before.  A cell that
+        reads a non-leaf's ``.grad``, or whose loop keeps adding gradients up
+        without ``zero_grad()``, gets a word too.  Without an argument, says
+        whether it is on.
 
         ``%autograd_explain on --lang ru`` (or ``zh``, ``en``) explains in that
         language from now on, whatever the notebook's language; ``--lang``
