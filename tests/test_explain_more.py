@@ -25,7 +25,7 @@ from shell_support import close_shell, flat, make_shell, run
 LIBS = ["autograd_kit", "torch"]
 LANGS = ["en", "zh", "ru"]
 NAMES = ("p", "q", "z", "net", "out", "X", "w", "e", "d", "x", "u", "y", "g1", "g2", "t",
-         "opt", "loss", "i", "torch", "F", "lin", "h", "ok", "Net", "model", "s")
+         "opt", "loss", "i", "torch", "F", "lin", "h", "ok", "Net", "model", "s", "fresh")
 
 
 def engine(lib: str):
@@ -330,6 +330,9 @@ def test_a_manual_update_gets_a_manual_fix(shell):
     GROWING.replace("    opt.step()\n", "") + "opt.step()\n",
     # one backward only
     GROWING.replace("range(4)", "range(1)"),
+    # emptied by a function of the notebook's
+    "def fresh():\n    opt.zero_grad()\n" + GROWING.replace("    loss = ", "    fresh()\n"
+                                                            "    loss = "),
 ])
 def test_no_false_alarm_on_emptied_or_deliberately_accumulated_gradients(shell, code):
     result, _, outputs = run(shell, code)

@@ -22,7 +22,9 @@ Two are common enough to be worth a word after the cell, with
 from __future__ import annotations
 
 import ast
+import inspect
 import linecache
+import textwrap
 import warnings
 
 from ..i18n import _
@@ -72,15 +74,32 @@ def _updates(loop) -> bool:
     return False
 
 
-def accumulating_loops(code: str) -> bool:
+def _helper_empties(loop, names: dict) -> bool:
+    """Whether the loop calls one of the notebook's functions that empties a
+    gradient (``reset_grads()``, defined in a cell)."""
+    for n in ast.walk(loop):
+        func = names.get(n.func.id) if isinstance(n, ast.Call) and \
+            isinstance(n.func, ast.Name) else None
+        if inspect.isfunction(func):
+            try:
+                if _empties(ast.parse(textwrap.dedent(inspect.getsource(func)))):
+                    return True
+            except (OSError, TypeError, SyntaxError):
+                continue
+    return False
+
+
+def accumulating_loops(code: str, names: dict | None = None) -> bool:
     """Whether ``code`` has a loop that calls ``backward()`` and updates
-    parameters but never empties a gradient."""
+    parameters but never empties a gradient, itself or through a function of
+    ``names`` that it calls."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return False
     return any(isinstance(n, (ast.For, ast.While)) and _calls(n, "backward")
-               and _updates(n) and not _empties(n) for n in ast.walk(tree))
+               and _updates(n) and not _empties(n) and not _helper_empties(n, names or {})
+               for n in ast.walk(tree))
 
 
 # -- the leaves ----------------------------------------------------------------------------
@@ -215,8 +234,8 @@ def after(names: dict, history=()) -> list:
     note = _nonleaf(names, history)
     if note is not None:
         found.append(note)
-    if _state["loops"]:
-        grew = _grows(_state["versions"] or {}, leaves(names))
+    if _state["loops"] and accumulating_loops(_state["code"], names):  # with the
+        grew = _grows(_state["versions"] or {}, leaves(names))  # cell's functions too
         if grew:
             found.append(growing(grew, names, _state["code"]))
     _state["seen"], _state["versions"], _state["loops"] = [], None, False
