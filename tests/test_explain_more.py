@@ -299,6 +299,17 @@ def test_gradients_that_keep_adding_up_are_noticed(shell, lang):
     assert words(lang, "`{w}.grad` kept adding up: the loop calls backward() and updates "
                  "`{w}`, but never empties its `.grad`.", w="w") in plain
     assert "`opt.zero_grad()`" in plain
+    with language(lang):  # "4 times": the language's plural form for the count
+        counted = ngettext(UPDATED[0], UPDATED[1], 4).format(w="w", n=4)
+    assert counted in plain and (lang != "ru" or "обновлялся 4 раза" in plain)
+
+
+UPDATED = ("In this loop `{w}` was updated {n} time (its `._version` went up by {n}), and "
+           "each update used `{w}.grad`, the sum of the gradients of every pass so far, not "
+           "the gradient of that pass: the steps grow, and training drifts or blows up.",
+           "In this loop `{w}` was updated {n} times (its `._version` went up by {n}), and "
+           "each update used `{w}.grad`, the sum of the gradients of every pass so far, not "
+           "the gradient of that pass: the steps grow, and training drifts or blows up.")
 
 
 def test_a_models_parameters_are_named_when_they_keep_adding_up(shell):

@@ -10,9 +10,10 @@ sentence is ever broken by a fixed width.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 
-from ..i18n import N_, _
+from ..i18n import N_, _, get_language
 from . import culprits
 from .display import name_of
 
@@ -41,6 +42,10 @@ class Explanation:
     culprit_name: str = ""
     show_saved: bool = False
     names: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if get_language() == "zh":  # sentences joined with spaces, as in English
+            self.title, self.paragraphs = tidy(self.title), [tidy(p) for p in self.paragraphs]
 
     @property
     def caption(self) -> str:
@@ -78,6 +83,16 @@ class Explanation:
         text = self.text() + (f"\n  {note}" if note else "")
         extra = f"<p style='margin:4px 0;opacity:.7'>{html.escape(note)}</p>" if note else ""
         return {"text/plain": text, "text/html": self.html(svg + extra)}
+
+
+_SPACE_AFTER_FULL_WIDTH = re.compile(r"(?<=[。，：；！？）])[ ]+|[ ]+(?=[（])")
+
+
+def tidy(text: str) -> str:
+    """Chinese text put together from sentences: no space after a full-width
+    stop, comma, colon or bracket (or before an opening one), where an English
+    sentence would have one."""
+    return _SPACE_AFTER_FULL_WIDTH.sub("", text)
 
 
 def name(t, names) -> str | None:

@@ -27,7 +27,7 @@ import linecache
 import textwrap
 import warnings
 
-from ..i18n import _
+from ..i18n import _, ngettext
 from ..viz import access
 from ..viz.error_facts import read_message
 from . import changes, usage
@@ -159,11 +159,15 @@ def growing(found: list, names: dict, code: str = "") -> Explanation:
     opt = _optimizer(names, code)
     zero = f"`{opt}.zero_grad()`" if opt else f"`{label}.grad.zero_()`"
     text = [_("backward() does not replace `.grad`, it adds to it: that is how the "
-              "gradients of several paths, or of several batches, are summed. In this loop "
-              "`{w}` was updated {n} times (its `._version` went up by {n}), and each update "
-              "used `{w}.grad`, the sum of the gradients of every pass so far, not the "
-              "gradient of that pass: the steps grow, and training drifts or blows "
-              "up.").format(w=label, n=n)]
+              "gradients of several paths, or of several batches, are summed.") + " " +
+            ngettext("In this loop `{w}` was updated {n} time (its `._version` went up by "
+                     "{n}), and each update used `{w}.grad`, the sum of the gradients of "
+                     "every pass so far, not the gradient of that pass: the steps grow, and "
+                     "training drifts or blows up.",
+                     "In this loop `{w}` was updated {n} times (its `._version` went up by "
+                     "{n}), and each update used `{w}.grad`, the sum of the gradients of "
+                     "every pass so far, not the gradient of that pass: the steps grow, and "
+                     "training drifts or blows up.", n).format(w=label, n=n)]
     if others:
         text[0] += " " + _("The same holds for {others}.").format(others=others)
     text.append(_("Fix: empty the gradients once per step, before backward() or right "
