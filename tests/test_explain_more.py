@@ -20,6 +20,7 @@ import pytest
 
 from autograd_kit.i18n import _, language, ngettext
 from autograd_kit.ipython import explain
+from autograd_kit.ipython.explanation import tidy
 from shell_support import close_shell, flat, make_shell, run
 
 LIBS = ["autograd_kit", "torch"]
@@ -63,7 +64,8 @@ def explained(ip, code: str, lang: str = "en", history: bool = False):
 def words(lang: str, message: str, **fields) -> str:
     """The catalog's words for ``message`` in ``lang``, filled in."""
     with language(lang):
-        return _(message).format(**fields)
+        text = _(message).format(**fields)
+    return tidy(text) if lang == "zh" else text  # as the explanation joins Chinese
 
 
 def explanations(ip, code, lang="en"):
