@@ -26,7 +26,8 @@ from shell_support import close_shell, flat, make_shell, run
 LIBS = ["autograd_kit", "torch"]
 LANGS = ["en", "zh", "ru"]
 NAMES = ("p", "q", "z", "net", "out", "X", "w", "e", "d", "x", "u", "y", "g1", "g2", "t",
-         "opt", "loss", "i", "torch", "F", "lin", "h", "ok", "Net", "model", "s", "fresh")
+         "opt", "loss", "i", "torch", "F", "lin", "h", "ok", "Net", "model", "s", "fresh",
+         "act")
 
 
 def engine(lib: str):
@@ -143,6 +144,16 @@ def test_an_inplace_call_inside_a_forward_is_named(shell):
                                    "out.sum().backward()", history=True)
     assert "Then `F.relu(torch.tanh(self.lin(h)), inplace=True)` changed it" in plain
     assert "`F.relu(torch.tanh(self.lin(h)))`" in plain and "TanhBackward0" in plain
+
+
+def test_an_inplace_method_inside_a_function_is_named(shell):
+    assert run(shell, "def act(h):\n    s = torch.sigmoid(h)\n    return s.relu_()\n",
+               history=True)[0].success
+    _, plain, _ = explained(shell, "x = torch.ones(2, requires_grad=True)\nout = act(x)\n"
+                                   "out.sum().backward()", history=True)
+    assert shell.user_ns["out"].grad_fn.name().startswith("Relu")
+    assert "Then `s.relu_()` changed it: an in-place operation writes" in plain
+    assert "(`s.relu()`)" in plain and "SigmoidBackward0" in plain
 
 
 # -- detach() shares the version counter ------------------------------------------------

@@ -96,15 +96,24 @@ def inplace_statement(names_: list[str], sources) -> tuple[str, str] | None:
     return None
 
 
+def _is_inplace_call(call) -> bool:
+    """``f(..., inplace=True)``, or an in-place method or function: ``h.relu_()``,
+    ``torch.relu_(h)`` (a name ending in one underscore)."""
+    if any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+           for k in call.keywords):
+        return True
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
+
+
 def inplace_calls(sources) -> list[str]:
-    """Calls in ``sources`` that ask for ``inplace=True`` (``F.relu(h, inplace=True)``,
-    ``nn.ReLU(inplace=True)``), quoted, each once, newest first."""
+    """In-place calls in ``sources`` (``F.relu(h, inplace=True)``,
+    ``nn.ReLU(inplace=True)``, ``h.relu_()``), quoted, each once, newest first."""
     out = []
     for code, _before, tree in _trees(sources):
         for call in ast.walk(tree):
-            if isinstance(call, ast.Call) and any(
-                    k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value
-                    is True for k in call.keywords):
+            if isinstance(call, ast.Call) and _is_inplace_call(call):
                 text = ast.get_source_segment(code, call)
                 if text and len(text) <= MAX_TEXT and text not in out:
                     out.append(text)
@@ -139,7 +148,11 @@ def layer_text(layer) -> str:
 
 
 def without_inplace(call: str) -> str:
-    """``nn.ReLU(inplace=True)`` -> ``nn.ReLU()``; ``F.relu(h, inplace=True)`` -> ``F.relu(h)``."""
+    """``nn.ReLU(inplace=True)`` -> ``nn.ReLU()``; ``F.relu(h, inplace=True)`` ->
+    ``F.relu(h)``; ``h.relu_()`` -> ``h.relu()``."""
+    if "inplace" not in call:
+        head, rest = call.split("(", 1)
+        return head[:-1] + "(" + rest if head.endswith("_") else call
     return re.sub(r"\(\s*,\s*", "(", re.sub(r",?\s*inplace\s*=\s*True", "", call))
 
 

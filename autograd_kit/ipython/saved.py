@@ -67,21 +67,30 @@ def _change(err, names, a, node, then, now):
                 + _renamed_note(err, then, now), None)
     layers = [(p, changes.layer_text(m)) for p, m in changes.inplace_layers(names)]
     calls = [c for c in changes.inplace_calls(sources) if not c.startswith("nn.")]
+    flagged = [c for c in calls if "inplace" in c]  # `h.relu_()` only where it fits
     fitting = [(p, text) for p, text in layers if changes.matches(text, now)] or \
         [(None, c) for c in calls if changes.matches(c, now)] or \
-        ([(p, c) for p, c in layers] + [(None, c) for c in calls])
-    if fitting:
-        path, text = fitting[0]
-        where = _(" (`{path}`)").format(path=path) if path else ""
+        ([(p, c) for p, c in layers] + [(None, c) for c in flagged])
+    if not fitting:
+        return None
+    path, text = fitting[0]
+    where = _(" (`{path}`)").format(path=path) if path else ""
+    fields = dict(op=text, where=where, node=node_name(node), found=err.found,
+                  plain=changes.without_inplace(text))
+    if "inplace" in text:
         return (_("Then `{op}`{where} changed it: an operation with `inplace=True` "
                   "writes its result over its input instead of making a new tensor, and "
                   "{node} needed that input as it was. It is now at version {found}.")
-                .format(op=text, where=where, node=node_name(node), found=err.found),
+                .format(**fields),
                 _("remove `inplace=True` (`{plain}`): an in-place activation saves "
                   "memory only where no node needs the tensor it overwrites, and here "
-                  "{node} does.").format(plain=changes.without_inplace(text),
-                                         node=node_name(node)))
-    return None
+                  "{node} does.").format(**fields))
+    return (_("Then `{op}` changed it: an in-place operation writes its result over its "
+              "input instead of making a new tensor, and {node} needed that input as it "
+              "was. It is now at version {found}.").format(**fields),
+            _("use the operation that makes a new tensor (`{plain}`): an in-place "
+              "operation saves memory only where no node needs the tensor it overwrites, "
+              "and here {node} does.").format(**fields))
 
 
 def saved_modified(err, names) -> Explanation:
