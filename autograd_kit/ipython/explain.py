@@ -23,8 +23,8 @@ handling is untouched.  The hooks:
 * a ``pre_run_cell`` event that lets :mod:`.silent` watch the cell (its
   warnings, and its leaves when its code may accumulate gradients);
 * a ``post_run_cell`` event that displays the explanation when the cell ended
-  in an autograd error, or did one of those silent things.  The facts come the same way for both engines: what
-  the error says about itself from
+  in an autograd error, or did one of those silent things.  The facts come
+  the same way for both engines: what the error says about itself from
   :func:`autograd_kit.viz.error_facts.error_facts` (autograd_kit's errors
   carry it, PyTorch's are read from their wording), and what it does not say
   -- the learner's tensor, the node -- from the line that failed and the graph
