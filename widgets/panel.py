@@ -54,8 +54,8 @@ WORDS = {
     "Mm": N_("the left matrix receives g @ rightᵀ, the right matrix leftᵀ @ g"),
     "Bmm": N_("the left matrices receive g @ rightᵀ, the right ones leftᵀ @ g"),
     "Mv": N_("the matrix receives the outer product g vecᵀ, the vector matrixᵀ @ g"),
-    "Addmm": N_("the bias receives g summed over the batch (the rows of g), the matrices "
-                "g @ rightᵀ and leftᵀ @ g"),
+    "Addmm": N_("the bias receives g, summed over the batch (the rows of g) when one bias "
+                "serves every row; the matrices g @ rightᵀ and leftᵀ @ g"),
     "View": N_("g is reshaped back to the input's shape"),
     "Transpose": N_("g is transposed back"),
     "T": N_("g is transposed back"),
