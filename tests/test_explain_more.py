@@ -473,7 +473,7 @@ def test_the_bias_edge_says_g_was_summed_over_the_batch(lib, lang):
             st.step()
         panel = _text(st.panel.value)
         said = _("summed over the batch (dimension 0, one row per example) to the bias's "
-                 "shape {shape}").format(shape=(2,))
+                 "shape {shape}").format(shape="(2)")
     assert said in panel
     # the number shown is the upstream gradient summed over the rows: check it so
     sent = st.current.grads_out[0]
@@ -499,7 +499,7 @@ def test_a_broadcast_add_names_its_summed_dimension(lib):
     with language("en"):
         expected = ngettext("summed over dimension {dims} to the input's shape {shape}",
                             "summed over dimensions {dims} to the input's shape {shape}",
-                            1).format(dims="0", shape=(3,))
+                            1).format(dims="0", shape="(3)")
     assert expected in _text(st.panel.value)
 
 

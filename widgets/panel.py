@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from autograd_kit.i18n import N_, _, ngettext
-from autograd_kit.viz import access
+from autograd_kit.viz import access, labels
 
 from ._common import ENGINE, accumulate_label, esc, grad_label, spaced, values, who_text
 
@@ -160,7 +160,7 @@ def summed_words(node, name: str, g, out) -> str:
     dims = summed_dims(a.shape, c.shape)
     if not dims:
         return ""
-    shape = tuple(c.shape)
+    shape = labels.shape_text(tuple(c.shape))
     if family(node) == "Addmm" and name == "self" and dims == (0,):
         return _("summed over the batch (dimension 0, one row per example) to the bias's "
                  "shape {shape}").format(shape=shape)
