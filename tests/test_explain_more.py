@@ -317,6 +317,28 @@ def test_gradients_that_keep_adding_up_are_noticed(shell, lang):
     assert counted in plain and (lang != "ru" or "обновлялся 4 раза" in plain)
 
 
+def test_the_size_of_grad_is_shown_pass_after_pass_for_a_leaf_made_earlier(shell):
+    """A leaf that existed before the cell is watched while the loop runs: the
+    sizes shown are those of its .grad after each backward(), replayed here."""
+    assert run(shell, GROWING.split("for ")[0])[0].success  # w and opt, in a cell of their own
+    texts = explanations(shell, "for " + GROWING.split("for ", 1)[1])
+    torch = shell.user_ns["torch"]
+    v, total, sizes = torch.tensor([1., 2.], requires_grad=True), np.zeros(2), []
+    for _i in range(4):
+        g, = torch.autograd.grad((v * v).sum(), v)
+        total += np.asarray(g.tolist())
+        sizes.append(float(np.linalg.norm(total)))
+        with torch.no_grad():
+            v -= 0.1 * torch.tensor(total.tolist())
+    assert sizes[-1] > 2 * sizes[0]  # it grows
+    shown = " → ".join(f"{n:.3g}" for n in sizes)
+    assert f"The size (norm) of `w.grad` after each backward() of this cell: {shown}." \
+        in flat(texts[0])
+    # the hooks that watched it are gone
+    w = shell.user_ns["w"]
+    assert run(shell, "(w * w).sum().backward()")[0].success
+
+
 UPDATED = ("In this loop `{w}` was updated {n} time (its `._version` went up by {n}), and "
            "each update used `{w}.grad`, the sum of the gradients of every pass so far, not "
            "the gradient of that pass: the steps grow, and training drifts or blows up.",

@@ -15,7 +15,9 @@ Two are common enough to be worth a word after the cell, with
   pass so far.  Both are checked here, and cheaply: the cell's code is read
   before it runs (:func:`accumulating_loops`), and the leaves' version
   counters, which every in-place update moves, are compared before and after
-  it.  Deliberate accumulation gives no alarm: a loop that adds gradients up
+  it; a leaf that existed before the cell is also watched with a hook while
+  the cell runs, so the explanation can show the size of its ``.grad`` after
+  each backward().  Deliberate accumulation gives no alarm: a loop that adds gradients up
   without updating, or that calls ``zero_grad()`` every few steps, does not
   match.
 """
@@ -33,7 +35,9 @@ from ..viz.error_facts import read_message
 from . import changes, usage
 from .explanation import Explanation
 
-_state = {"showwarning": None, "seen": [], "versions": None, "loops": False, "code": ""}
+_state = {"showwarning": None, "seen": [], "versions": None, "loops": False, "code": "",
+          "hooks": [], "sizes": {}}
+MAX_WATCHED = 64  # leaves watched with a hook at most
 
 
 # -- the cell's code ----------------------------------------------------------------
@@ -142,6 +146,39 @@ def _grows(before: dict, after: dict) -> list:
     return found
 
 
+# -- the sizes of .grad, pass after pass ----------------------------------------------------
+def _norm(t) -> float | None:
+    a = access.host_array(t) if t is not None else None
+    return float((a.astype("float64") ** 2).sum() ** 0.5) if a is not None else None
+
+
+def _watch(key, t):
+    """A hook that notes the size (the norm) of ``t.grad`` after each
+    backward pass adds ``g`` to it; it changes nothing."""
+    def hook(g):
+        before = access.grad_of(t)
+        total = _norm(g) if before is None else _norm_sum(before, g)
+        if total is not None:
+            _state["sizes"].setdefault(key, []).append(total)
+    return hook
+
+
+def _norm_sum(a, b) -> float | None:
+    x, y = access.host_array(a), access.host_array(b)
+    if x is None or y is None or x.shape != y.shape:
+        return None
+    return float(((x.astype("float64") + y) ** 2).sum() ** 0.5)
+
+
+def _sizes_text(key) -> str:
+    """``2.24 → 6.26 → 11.9``: the sizes noted for leaf ``key`` (the last 6)."""
+    sizes = _state["sizes"].get(key, [])
+    if len(sizes) < 2:
+        return ""
+    shown = ["…"] * (len(sizes) > 6) + [f"{v:.3g}" for v in sizes[-6:]]
+    return " → ".join(shown)
+
+
 def _optimizer(names: dict, code: str) -> str | None:
     """The name of the optimizer whose ``step()`` the cell calls, if any."""
     for key, value in (names or {}).items():
@@ -154,8 +191,9 @@ def _optimizer(names: dict, code: str) -> str | None:
 
 def growing(found: list, names: dict, code: str = "") -> Explanation:
     """The explanation of gradients that keep adding up (``found``: see :func:`_grows`)."""
-    label, _t, n = found[0]
+    label, t, n = found[0]
     others = ", ".join(f"`{f[0]}.grad`" for f in found[1:4])
+    sizes = _sizes_text(id(t))
     opt = _optimizer(names, code)
     zero = f"`{opt}.zero_grad()`" if opt else f"`{label}.grad.zero_()`"
     text = [_("backward() does not replace `.grad`, it adds to it: that is how the "
@@ -168,6 +206,9 @@ def growing(found: list, names: dict, code: str = "") -> Explanation:
                      "{n}), and each update used `{w}.grad`, the sum of the gradients of "
                      "every pass so far, not the gradient of that pass: the steps grow, and "
                      "training drifts or blows up.", n).format(w=label, n=n)]
+    if sizes:
+        text[0] += " " + _("The size (norm) of `{w}.grad` after each backward() of this "
+                           "cell: {sizes}.").format(w=label, sizes=sizes)
     if others:
         text[0] += " " + _("The same holds for {others}.").format(others=others)
     text.append(_("Fix: empty the gradients once per step, before backward() or right "
@@ -229,6 +270,12 @@ def before(code: str, names: dict) -> None:
     _state["loops"], _state["code"] = accumulating_loops(code), code
     _state["versions"] = ({k: (label, t, t._version) for k, (label, t) in
                            leaves(names).items()} if _state["loops"] else None)
+    _state["sizes"] = {}
+    for key, (_label, t, _v) in list((_state["versions"] or {}).items())[:MAX_WATCHED]:
+        try:
+            _state["hooks"].append(t.register_hook(_watch(key, t)))
+        except Exception:  # a leaf that takes no hook: no sizes for it
+            continue
 
 
 def after(names: dict, history=()) -> list:
@@ -242,12 +289,18 @@ def after(names: dict, history=()) -> list:
         grew = _grows(_state["versions"] or {}, leaves(names))  # cell's functions too
         if grew:
             found.append(growing(grew, names, _state["code"]))
-    _state["seen"], _state["versions"], _state["loops"] = [], None, False
+    _state["seen"], _state["versions"], _state["loops"], _state["sizes"] = [], None, False, {}
     return found
 
 
 def stop() -> None:
-    """Stop watching warnings (the original ``showwarning`` is back)."""
+    """Stop watching: the original ``showwarning`` is back, the hooks are gone."""
+    for handle in _state["hooks"]:
+        try:
+            handle.remove()
+        except Exception:
+            pass
+    _state["hooks"] = []
     if _state["showwarning"] is not None:
         if warnings.showwarning is _record:
             warnings.showwarning = _state["showwarning"]
