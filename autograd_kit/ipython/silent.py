@@ -17,9 +17,9 @@ Two are common enough to be worth a word after the cell, with
   counters, which every in-place update moves, are compared before and after
   it; a leaf that existed before the cell is also watched with a hook while
   the cell runs, so the explanation can show the size of its ``.grad`` after
-  each backward().  Deliberate accumulation gives no alarm: a loop that adds gradients up
-  without updating, or that calls ``zero_grad()`` every few steps, does not
-  match.
+  each backward().  Deliberate accumulation gives no alarm: a loop that adds
+  gradients up without updating, or that calls ``zero_grad()`` every few
+  steps, does not match.
 """
 from __future__ import annotations
 
