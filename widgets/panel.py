@@ -151,7 +151,7 @@ def summed_dims(g_shape: tuple, shape: tuple) -> tuple:
 
 
 def summed_words(node, name: str, g, out) -> str:
-    """"summed over the batch (dimension 0) to the bias's shape (2,)" when the
+    """"summed over the batch (dimension 0...) to the bias's shape (2)" when the
     gradient sent on is ``g``'s formula summed down to a smaller input (a bias
     broadcast over the batch); ``""`` otherwise."""
     a, c = access.host_array(g), access.host_array(out)
