@@ -131,7 +131,7 @@ def test_a_gradient_without_create_graph_is_told_apart(ip, code, what, fix):
     assert isinstance(result.error_in_exec, errors.NoGradFnError)
     plain = flat(explanation_of(outputs)[0])
     assert what in plain and fix in plain
-    assert "create the inputs with `requires_grad=True`" not in plain
+    assert "compute it again with grad mode on" not in plain
 
 
 # a notebook keeps every cell in its history, where the explainer finds how an
@@ -145,7 +145,7 @@ EARLIER_GRADIENTS = [
 GRAD_CALL = "torch.autograd.grad((x * x).sum(), x)"
 CREATE_GRAPH_FIX = ("Fix: ask for that record in the first call: "
                     "`torch.autograd.grad((x * x).sum(), x, create_graph=True)`")
-ORDINARY_FIX = "Fix: create the inputs with `requires_grad=True`"
+ORDINARY_FIX = "Fix: compute it again with grad mode on"
 
 
 def explained_after(shell, cells, history=True):

@@ -236,7 +236,7 @@ def test_a_pytorch_gradient_from_an_earlier_cell_gets_the_create_graph_fix(ip, e
     assert f"{what}, returned by `torch.autograd.grad((x * x).sum(), x)`, is a gradient" \
         in plain
     assert "`torch.autograd.grad((x * x).sum(), x, create_graph=True)`" in plain
-    assert "Fix: create the inputs with `requires_grad=True`" not in plain
+    assert "Fix: compute it again with grad mode on" not in plain
 
 
 @pytest.mark.parametrize("cells", [
@@ -250,7 +250,7 @@ def test_a_pytorch_tensor_made_without_a_graph_gets_no_create_graph_advice(ip, c
     result, _, outputs = run(ip, cells[-1], history=True)
     assert "does not require grad and does not have a grad_fn" in str(result.error_in_exec)
     plain = flat(outputs[0].data["text/plain"])
-    assert "has no grad_fn" in plain and "Fix: create the inputs with `requires_grad=True`" \
+    assert "has no grad_fn" in plain and "Fix: compute it again with grad mode on" \
         in plain
     assert "create_graph" not in plain and "is a gradient" not in plain
 
@@ -303,5 +303,68 @@ def test_unloading_removes_the_pytorch_card_and_explanations(ip):
         assert "text/html" not in data
         result, _, outputs = run(ip, "x.add_(1)")
         assert isinstance(result.error_in_exec, RuntimeError) and outputs == []
+    finally:
+        ip.run_line_magic("load_ext", "autograd_kit")
+
+
+# -- PyTorch's grad_fn nodes show their picture, as the kit's do -------------------------------
+def formatted(ip, obj) -> dict:
+    return ip.display_formatter.format(obj)[0]
+
+
+def test_a_pytorch_node_shows_short_text_and_its_picture(ip):
+    ip.run_cell("h = x * w\ntotal = h.sum()")
+    node = ip.user_ns["total"].grad_fn
+    assert repr(node).startswith("<SumBackward0 object at 0x")  # PyTorch's own repr...
+    data = formatted(ip, node)
+    assert data["text/plain"] == "<SumBackward0>"  # ...replaced, as for the kit's nodes
+    if CAN_RENDER:
+        svg = data["image/svg+xml"]
+        assert "SumBackward0" in svg and "MulBackward0" in svg and "AccumulateGrad" in svg
+        assert svg == display.node_svg(node)  # the very picture the kit's hook draws
+
+
+def test_a_node_shown_in_the_cell_that_imports_torch_draws_too():
+    """Registered by name before PyTorch is imported: the first cell already draws."""
+    from autograd_kit.ipython import torch_nodes
+    assert "builtins.MulBackward0" in torch_nodes.known_names()
+    ip = make_shell()
+    try:
+        result, _, _ = run(ip, "import torch\nv = torch.ones(2, requires_grad=True) * 3\n"
+                               "v.grad_fn")
+        assert formatted(ip, result.result)["text/plain"] == "<MulBackward0>"
+    finally:
+        close_shell(ip, ("v",))
+
+
+def test_every_pytorch_node_class_draws_once_torch_is_imported(ip):
+    ip.run_cell("ln = torch.nn.functional.layer_norm(x, (2,))")  # not in the kit's tables
+    node = ip.user_ns.pop("ln").grad_fn
+    assert node.name() == "NativeLayerNormBackward0"
+    assert formatted(ip, node)["text/plain"] == "<NativeLayerNormBackward0>"
+
+
+def test_a_custom_functions_node_draws(ip):
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    node = Twice.apply(ip.user_ns["x"]).grad_fn
+    assert formatted(ip, node)["text/plain"] == "<TwiceBackward>"
+
+
+def test_unloading_gives_pytorch_nodes_their_own_repr_back(ip):
+    ip.run_cell("h = x * w\nln = torch.nn.functional.layer_norm(x, (2,))")
+    nodes = [ip.user_ns["h"].grad_fn, ip.user_ns.pop("ln").grad_fn]
+    assert all(formatted(ip, n)["text/plain"].startswith("<") for n in nodes)
+    ip.run_line_magic("unload_ext", "autograd_kit")
+    try:
+        for node in nodes:
+            data = formatted(ip, node)
+            assert " at 0x" in data["text/plain"] and "image/svg+xml" not in data
     finally:
         ip.run_line_magic("load_ext", "autograd_kit")

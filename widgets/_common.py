@@ -6,6 +6,7 @@ Nothing here knows how backward works; it only formats what the engine reports.
 from __future__ import annotations
 
 import html
+import re
 
 import ipywidgets as W
 
@@ -60,11 +61,34 @@ def tensor_name(t, index: dict[int, str], kind: str = "leaf") -> str:
     return _(KINDS[kind]).format(shape=labels.shape_text(access.shape_of(t)))
 
 
+#: the same, after ".grad of" and "AccumulateGrad of" (whole phrases, so that a
+#: translation can put the tensor in the case the phrase needs)
+GRAD_OF = {"leaf": N_(".grad of a leaf of shape {shape}"),
+           "retained tensor": N_(".grad of a retained tensor of shape {shape}")}
+ACCUMULATE_OF = N_("AccumulateGrad of a leaf of shape {shape}")
+
+
 def grad_label(t, index: dict[int, str], kind: str = "leaf") -> str:
     """``x.grad`` for a named tensor, ``.grad of a leaf of shape (3)`` otherwise."""
     name = index.get(id(t))
-    return f"{name}.grad" if name else _(".grad of {tensor}").format(
-        tensor=tensor_name(t, index, kind))
+    return f"{name}.grad" if name else _(GRAD_OF[kind]).format(
+        shape=labels.shape_text(access.shape_of(t)))
+
+
+def accumulate_label(t, index: dict[int, str]) -> str:
+    """``AccumulateGrad of x``, or ``AccumulateGrad of a leaf of shape (3)``."""
+    name = index.get(id(t))
+    return _("AccumulateGrad of {tensor}").format(tensor=name) if name else \
+        _(ACCUMULATE_OF).format(shape=labels.shape_text(access.shape_of(t)))
+
+
+_LATIN_THEN_HAN = re.compile(r"([A-Za-z0-9_)])([\u4e00-\u9fff])")
+
+
+def spaced(text: str) -> str:
+    """In Chinese, a space between a Latin word and the Chinese text after it
+    ("PyTorch 的"), as the catalog writes everywhere else; other languages as they are."""
+    return _LATIN_THEN_HAN.sub(r"\1 \2", text) if get_language() == "zh" else text
 
 
 def box(message_html: str, kind: str = "info") -> str:
@@ -94,8 +118,11 @@ ERROR_WORDS = {
                      "own only from a single number (the loss); for a tensor, say how "
                      "much each element matters: pass gradient=torch.ones_like(root)."),
     "no_grad_fn": N_("This tensor is not part of any graph: it does not require grad and "
-                     "has no grad_fn, so no gradient can flow back from it. Create the "
-                     "inputs with requires_grad=True before computing it."),
+                     "has no grad_fn, so no gradient can flow back from it. It was computed "
+                     "while recording was off (under torch.no_grad() or "
+                     "torch.inference_mode()), cut off the graph by .detach() (or .data, "
+                     ".item()), or from inputs none of which requires grad. Compute it "
+                     "again with grad mode on, from tensors that require grad."),
     "grad_shape": N_("The gradient given for the root must have the root's shape."),
     # the words when the versions are not known (see saved_modified_words)
     "saved_modified": N_("A tensor saved for backward was changed in place after it "
@@ -132,21 +159,35 @@ def saved_modified_words(facts, who: str = ENGINE) -> str | None:
         who=who_text(who))
 
 
+def error_words(err: BaseException, who: str = ENGINE, root=None) -> str:
+    """An engine error in plain words (plain text), as the widgets say it."""
+    facts = error_facts(err, (root,) if root is not None else ())
+    words = saved_modified_words(facts, who) if facts.kind == "saved_modified" else None
+    if words is None and facts.kind in ERROR_WORDS:
+        words = _(ERROR_WORDS[facts.kind])
+    return words or spaced(_("{who} stopped with an error.").format(who=who_text(who)))
+
+
+def source_line(err: BaseException, who: str = ENGINE) -> str:
+    """``PyTorch's message (RuntimeError):`` (plain text; the message follows it)."""
+    kind_name = type(err).__name__
+    return (_("Engine message ({kind}):").format(kind=kind_name) if who == ENGINE else
+            spaced(_("{who}'s message ({kind}):").format(who=who, kind=kind_name)))
+
+
+def explain_text(err: BaseException, who: str = ENGINE, root=None) -> str:
+    """:func:`explain` as plain text, for a magic's one-line message."""
+    return f"{error_words(err, who, root)} {source_line(err, who)} {err}"
+
+
 def explain(err: BaseException, who: str = ENGINE, root=None) -> str:
     """An engine error in plain words, then the engine's own message (HTML), which
     stays as the engine wrote it (PyTorch's wording, in English).
     ``who`` names the engine in the message line: ``"PyTorch"``.  ``root``, the
     tensor the pass started from, lets a PyTorch error name the node that failed
     (PyTorch's message does not)."""
-    facts = error_facts(err, (root,) if root is not None else ())
-    words = saved_modified_words(facts, who) if facts.kind == "saved_modified" else None
-    if words is None and facts.kind in ERROR_WORDS:
-        words = _(ERROR_WORDS[facts.kind])
-    words = words or _("{who} stopped with an error.").format(who=who_text(who))
-    kind_name = esc(type(err).__name__)
-    source = (_("Engine message ({kind}):").format(kind=kind_name) if who == ENGINE else
-              _("{who}'s message ({kind}):").format(who=esc(who), kind=kind_name))
-    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>{source} "
+    words, source = error_words(err, who, root), source_line(err, who)
+    return (f"{esc(words)}<br><span style='font-size:85%;color:#555'>{esc(source)} "
             f"<code>{esc(err)}</code></span>")
 
 

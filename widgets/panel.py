@@ -23,9 +23,9 @@ import re
 import numpy as np
 
 from autograd_kit.i18n import N_, _, ngettext
-from autograd_kit.viz import access
+from autograd_kit.viz import access, labels
 
-from ._common import ENGINE, esc, grad_label, tensor_name, values, who_text
+from ._common import ENGINE, accumulate_label, esc, grad_label, spaced, values, who_text
 
 _SUFFIX = re.compile(r"Backward\d*$")
 
@@ -54,7 +54,8 @@ WORDS = {
     "Mm": N_("the left matrix receives g @ rightᵀ, the right matrix leftᵀ @ g"),
     "Bmm": N_("the left matrices receive g @ rightᵀ, the right ones leftᵀ @ g"),
     "Mv": N_("the matrix receives the outer product g vecᵀ, the vector matrixᵀ @ g"),
-    "Addmm": N_("the bias receives g, the matrices g @ rightᵀ and leftᵀ @ g"),
+    "Addmm": N_("the bias receives g, summed over the batch (the rows of g) when one bias "
+                "serves every row; the matrices g @ rightᵀ and leftᵀ @ g"),
     "View": N_("g is reshaped back to the input's shape"),
     "Transpose": N_("g is transposed back"),
     "T": N_("g is transposed back"),
@@ -129,13 +130,43 @@ def _target(node, i: int, index: dict) -> str:
         return _("nowhere (this input does not require grad)")
     var = access.leaf_variable(nxt)
     if var is not None:
-        return _("AccumulateGrad of {tensor}").format(tensor=tensor_name(var, index))
+        return accumulate_label(var, index)
     return access.node_name(nxt)
 
 
 def _input_name(node, i: int) -> str:
     names = access.input_names(node)
     return names[i] if i < len(names) else _("input {i}").format(i=i)
+
+
+def summed_dims(g_shape: tuple, shape: tuple) -> tuple:
+    """The dimensions of ``g`` that were summed away to give a gradient of
+    ``shape`` (broadcasting undone): the leading ones ``shape`` lacks, and those
+    where it has 1.  ``()`` when nothing was summed."""
+    extra = len(g_shape) - len(shape)
+    if extra < 0:
+        return ()
+    return tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and g_shape[extra + i] != 1)
+
+
+def summed_words(node, name: str, g, out) -> str:
+    """"summed over the batch (dimension 0...) to the bias's shape (2)" when the
+    gradient sent on is ``g``'s formula summed down to a smaller input (a bias
+    broadcast over the batch); ``""`` otherwise."""
+    a, c = access.host_array(g), access.host_array(out)
+    if a is None or c is None or a.size == 1 or a.shape == c.shape:
+        return ""
+    dims = summed_dims(a.shape, c.shape)
+    if not dims:
+        return ""
+    shape = labels.shape_text(tuple(c.shape))
+    if family(node) == "Addmm" and name == "self" and dims == (0,):
+        return _("summed over the batch (dimension 0, one row per example) to the bias's "
+                 "shape {shape}").format(shape=shape)
+    return ngettext("summed over dimension {dims} to the input's shape {shape}",
+                    "summed over dimensions {dims} to the input's shape {shape}",
+                    len(dims)).format(dims=", ".join(map(str, dims)), shape=shape)
 
 
 def edges_html(step, local, index: dict) -> list[str]:
@@ -156,8 +187,13 @@ def edges_html(step, local, index: dict) -> list[str]:
                     f"{esc(values(lf))} = {esc(values(out))}</code>")
         else:
             formula = texts.get(name, "")
-            calc = (f"<code>{esc(formula)} = {esc(values(out))}</code>" if formula else
-                    f"{_('contribution')} <code>{esc(values(out))}</code>")
+            summed = summed_words(node, name, g, out)
+            if formula and summed:
+                calc = (f"<code>{esc(formula)}</code>, {esc(summed)}: "
+                        f"<code>{esc(values(out))}</code>")
+            else:
+                calc = (f"<code>{esc(formula)} = {esc(values(out))}</code>" if formula else
+                        f"{_('contribution')} <code>{esc(values(out))}</code>")
         rows.append(f"<li><b>{esc(name)}</b> → {where}: {calc}</li>")
     return rows
 
@@ -245,7 +281,7 @@ def start_html(root, gradient, total: int, index: dict, who: str = ENGINE) -> st
     fn = getattr(root, "grad_fn", None)
     first = access.node_name(fn) if fn is not None else _("the root's AccumulateGrad")
     ready = ngettext("Ready: {n} step to go", "Ready: {n} steps to go", total).format(n=total)
-    starts = _("{who} starts at {node} with gradient {seed}. Press Step.").format(
-        who=esc(who_text(who)), node=f"<b>{esc(first)}</b>", seed=f"<code>{esc(seed)}</code>")
+    starts = spaced(_("{who} starts at {node} with gradient {seed}. Press Step.").format(
+        who=esc(who_text(who)), node=f"<b>{esc(first)}</b>", seed=f"<code>{esc(seed)}</code>"))
     return (f"<div class='ak-panel'><div style='font-size:115%'>{esc(ready)}</div>"
             f"<div>{starts}</div></div>")

@@ -25,7 +25,7 @@ from autograd_kit.viz import access, make_dot
 
 from . import marks, panel
 from ._common import ENGINE, Bench, box, button, esc, explain, grad_label, \
-    name_index, picture_html, values, who_text
+    name_index, picture_html, spaced, values, who_text
 
 
 class BackwardStepper(Bench):
@@ -248,7 +248,8 @@ class BackwardStepper(Bench):
             return box(text + " " + _("Nothing to step through."), "error")
         who = self._source.who
         if self._error is not None:
-            head = _("{who} stopped at step {n}:").format(who=who_text(who), n=self.position + 1)
+            head = spaced(_("{who} stopped at step {n}:").format(who=who_text(who),
+                                                                 n=self.position + 1))
             return box(esc(head) + " " + explain(self._error, who, self.root), "error")
         if self.current is not None:
             head = _("Step {n} of {total}: {node}.").format(
@@ -291,6 +292,8 @@ class BackwardStepper(Bench):
         fn = getattr(self.root, "grad_fn", None)
         root = access.node_name(fn) if fn is not None else _("leaf")
         cur = self.current
-        now = access.node_name(cur.node) if cur is not None else _("start")
+        if cur is None:
+            return _("root={root}, step {n} of {total}, at the start").format(
+                root=root, n=self.position, total=self.total)
         return _("root={root}, step {n} of {total}, at {node}").format(
-            root=root, n=self.position, total=self.total, node=now)
+            root=root, n=self.position, total=self.total, node=access.node_name(cur.node))

@@ -155,6 +155,19 @@ def line_tensors(tb, fits) -> list:
     return [t for t in named_tensors(stmt, entry.tb_frame) if fits(t)]
 
 
+def code_that_ran(tb, history=()) -> list:
+    """``(code, before_line)`` pairs, most recent first: the cell that failed, up
+    to the line that failed, then ``history``, the notebook's earlier cells
+    (newest first; ``before_line`` None for a whole cell)."""
+    sources, cell = [], None
+    entry = user_frame(tb)
+    if entry is not None:
+        cell = failing_statement(entry)[1]
+        sources.append((cell, entry.tb_lineno))
+    return sources + [(code, None) for code in history
+                      if code and (cell is None or code.strip() != cell.strip())]
+
+
 def failing_line(tb) -> str | None:
     """The source of the statement that failed, when it is one short line."""
     entry = user_frame(tb)
@@ -306,6 +319,19 @@ def origin(name: str, sources) -> tuple[str, str | None] | None:
             if _asks_for_graph(call):
                 return None
             return "grad", ast.get_source_segment(code, call)
+    return None
+
+
+def grad_call_on_line(tb) -> str | None:
+    """The source of the ``torch.autograd.grad(...)`` call on the line that
+    failed (one line, at most 60 characters), or None."""
+    entry = user_frame(tb)
+    stmt, source = failing_statement(entry) if entry is not None else (None, "")
+    for node in ast.walk(stmt) if stmt is not None else ():
+        call = _grad_call(node)
+        if call is not None:
+            text = ast.get_source_segment(source, call)
+            return text if text and "\n" not in text and len(text) <= 60 else None
     return None
 
 

@@ -166,11 +166,16 @@ def install(shell) -> None:
     _state["shell"] = shell
     _register(shell, "text/plain", Node, node_text)
     _register(shell, "image/svg+xml", Node, node_svg)
+    from . import torch_nodes  # PyTorch's nodes: one class per kind of node
+    torch_nodes.install(shell, lambda sh, cls: (_register(sh, "text/plain", cls, node_text),
+                                                 _register(sh, "image/svg+xml", cls, node_svg)))
     set_mode(_state["mode"])
 
 
 def uninstall(shell) -> None:
     """Remove every formatter that :func:`install` and :func:`set_mode` added."""
+    from . import torch_nodes
+    torch_nodes.uninstall(shell)
     for mime, cls in list(_state["saved"]):
         _unregister(shell, mime, cls)
     _state["shell"] = None

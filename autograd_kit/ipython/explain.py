@@ -7,13 +7,24 @@ autograd error -- autograd_kit's or real PyTorch's -- shows, below its usual
 traceback, a few plain sentences (what happened, why autograd cares, how to
 fix it) and a picture of the graph with the culprit outlined in red.
 
+The explainers, one per kind of error: here, those of the graph's own errors
+(a leaf changed in place, backward() from a non-scalar or from a tensor
+without a graph, a gradient of the wrong shape); in :mod:`.saved`, a saved
+value changed in place or freed; in :mod:`.usage`, errors met while using
+tensors (``allow_unused``, integers that require grad, ``.numpy()``,
+``.cuda()`` without a GPU).  A cell that runs without an error but not as
+meant -- reading a non-leaf's ``.grad``, gradients that keep adding up in a
+loop without ``zero_grad()`` -- is explained by :mod:`.silent`.
+
 Nothing here catches the error: the cell still fails, a notebook run still
 stops there, the error keeps its own message, and other extensions' error
-handling is untouched.  Two hooks:
+handling is untouched.  The hooks:
 
+* a ``pre_run_cell`` event that lets :mod:`.silent` watch the cell (its
+  warnings, and its leaves when its code may accumulate gradients);
 * a ``post_run_cell`` event that displays the explanation when the cell ended
-  in an autograd error.  The facts come the same way for both engines: what
-  the error says about itself from
+  in an autograd error, or did one of those silent things.  The facts come
+  the same way for both engines: what the error says about itself from
   :func:`autograd_kit.viz.error_facts.error_facts` (autograd_kit's errors
   carry it, PyTorch's are read from their wording), and what it does not say
   -- the learner's tensor, the node -- from the line that failed and the graph
@@ -28,105 +39,19 @@ handling is untouched.  Two hooks:
 """
 from __future__ import annotations
 
-import html
-import textwrap
 import traceback
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from types import TracebackType
 
 from .. import errors
-from ..i18n import N_, _, language, language_code
-from ..viz.error_facts import error_facts
-from . import culprits
+from ..i18n import _, language, language_code
+from ..viz.error_facts import ERRORS, error_facts
+from . import culprits, saved, silent, usage
 from .display import name_of
+from .explanation import HEADER, Explanation, called, name, rich  # noqa: F401
 
-WIDTH = 88
-HEADER = N_("autograd_kit explains (%autograd_explain off to hide this):")
 _state = {"shell": None, "on": False, "lang": None}
-
-
-def rich(text: str) -> str:
-    """HTML for a sentence: `code` between backticks as <code>, the rest escaped."""
-    parts = text.split("`")
-    if len(parts) % 2 == 0:  # an odd backtick: show the text as it is
-        return html.escape(text)
-    return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p)
-                   for i, p in enumerate(parts))
-
-
-@dataclass
-class Explanation:
-    """What went wrong, in words, and what to draw: the graph below ``root``,
-    with ``culprit`` (a tensor or node) outlined.  Shown once, after the cell:
-    as HTML in a notebook (text and picture), as plain text in a terminal."""
-
-    title: str
-    paragraphs: list[str]
-    root: object = None
-    culprit: object = None
-    culprit_name: str = ""
-    show_saved: bool = False
-    names: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def caption(self) -> str:
-        return _("[the graph below: {culprit} outlined in red]").format(
-            culprit=self.culprit_name)
-
-    def text(self) -> str:
-        """The explanation as plain text (backticks kept)."""
-        out = [_(HEADER), ""]
-        for text in [self.title, *self.paragraphs]:
-            out += textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="  ",
-                                 break_on_hyphens=False, break_long_words=False)
-            out.append("")
-        if self.root is not None:
-            out.append("  " + self.caption)
-        return "\n".join(out).rstrip()
-
-    def picture(self):
-        """The graph as a :class:`autograd_kit.viz.Graph`, culprit highlighted."""
-        from ..viz import make_dot
-        return make_dot(self.root, names=self.names, show_saved=self.show_saved,
-                        highlight=self.culprit, max_nodes=40)
-
-    def html(self, svg: str = "") -> str:
-        body = "".join(f"<p style='margin:4px 0'>{rich(p)}</p>" for p in self.paragraphs)
-        return ("<div class='autograd-kit-explain' style='border-left:3px solid #d62728;"
-                "padding:2px 8px;margin:4px 0'>"
-                f"<p style='margin:4px 0'><b>{rich(self.title)}</b></p>{body}{svg}</div>")
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        svg, note = "", ""
-        if self.root is not None:
-            try:
-                svg = self.picture().svg()
-            except Exception as err:  # no renderer: the words still help
-                note = _("(no picture: {error})").format(error=err)
-        text = self.text() + (f"\n  {note}" if note else "")
-        extra = f"<p style='margin:4px 0;opacity:.7'>{html.escape(note)}</p>" if note else ""
-        return {"text/plain": text, "text/html": self.html(svg + extra)}
-
-
-# -- one explainer per kind of error -----------------------------------------------
-def _name(t, names) -> str | None:
-    """``"x"`` when ``t`` is bound to ``x`` in the namespace, ``"grads[0]"`` when
-    it is an item of a tuple or list ``grads`` there; else None."""
-    if t is None:
-        return None
-    return name_of(t, names) or culprits.held_in(t, names)
-
-
-def _called(t, names, default: str) -> str:
-    """```x``` when ``t`` has a name in the namespace (:func:`_name`), else ``default``."""
-    name = _name(t, names)
-    return f"`{name}`" if name else default
-
-
-def _node_name(node) -> str:
-    from ..viz import access
-    return access.node_name(node) if node is not None else _("a node")
+_name, _called = name, called
 
 
 def _leaf_inplace(err, names) -> Explanation:
@@ -166,58 +91,6 @@ def _leaf_inplace(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
 
 
-def _saved_modified(err, names) -> Explanation:
-    node, name = err.node, _node_name(err.node)
-    a = name_of(err.tensor, names) if err.tensor is not None else None
-    what = (f"`{a}`" if a else
-            _("the value it saved as `{saved}`").format(saved=err.saved_name)
-            if err.saved_name else _("a value it saved"))
-    made_by = _(" (an output of {producer})").format(producer=err.producer) \
-        if err.producer else ""
-    changes = (f"`{a} += 1`, `{a}.mul_(2)`, `{a}[0] = 0`" if a else
-               "`+= 1`, `.mul_(2)`, `[0] = 0`")
-    t = err.tensor
-    leaf = t is not None and t.grad_fn is None and t.requires_grad
-    fixes = (_("`{a}` is a leaf that requires grad, so it must keep its values until "
-               "backward() has used them: make the change after backward(), as a training "
-               "step does (backward first, then update `{a}` under `torch.no_grad()`), or "
-               "let the forward pass use a copy, `{a}.clone()`.") if a and leaf else
-             _("write the change out of place (`{a} = {a} * 2` instead of `{a} *= 2`), "
-               "change a copy (`{a}.clone()`), or make the change after backward().") if a
-             else _("write the change out of place (`y = y * 2` rather than `y *= 2`), "
-                    "change a copy made with `.clone()`, or make the change after "
-                    "backward().")).format(a=a)
-    return Explanation(
-        _("{node} needs {what} to compute its gradient, but it was changed in place after "
-          "it was saved.").format(node=name, what=what),
-        [_("When the forward pass ran, {node} saved {what}{made_by} at version "
-           "{expected}. An in-place operation ({changes}...) has changed it since: it is "
-           "now at version {found}. Every in-place change adds 1 to a tensor's "
-           "`._version`; backward compares the two numbers so that it never computes a "
-           "gradient from values that are gone.").format(
-            node=name, what=what, made_by=made_by, expected=err.expected, changes=changes,
-            found=err.found),
-         _("Fix: {fix}").format(fix=fixes),
-         _("To find the change in a longer program, run it with "
-           "`torch.autograd.set_detect_anomaly(True)`: when backward then fails, a warning "
-           "also shows the forward line that created {node}.").format(node=name)],
-        root=node, culprit=node, culprit_name=name, show_saved=True, names=names)
-
-
-def _graph_freed(err, names) -> Explanation:
-    node, name = err.node, _node_name(err.node)
-    return Explanation(
-        _("backward() went through this graph a second time, but its saved values were "
-          "already freed."),
-        [_("To save memory, the first backward() frees the values that the graph's nodes "
-           "kept for it (marked 'freed' in the picture). {node} needed one of them "
-           "again.").format(node=name),
-         _("Fix: usually, build the graph again by running the forward computation again "
-           "(compute the loss inside the loop). If you really need two backward passes "
-           "through one graph, call the first with `backward(retain_graph=True)`.")],
-        root=node, culprit=node, culprit_name=name, show_saved=True, names=names)
-
-
 def _non_scalar(err, names) -> Explanation:
     t = err.tensor
     who = _called(t, names, _("the tensor"))
@@ -238,18 +111,15 @@ def _non_scalar(err, names) -> Explanation:
 
 
 def _code_that_ran(tb) -> list:
-    """``(code, before_line)`` pairs, most recent first: the cell that failed, up
-    to the line that failed, then the notebook's earlier cells (the last 50 of
-    the shell's history; ``before_line`` None for a whole cell)."""
-    sources, cell = [], None
-    entry = culprits.user_frame(tb)
-    if entry is not None:
-        cell = culprits.failing_statement(entry)[1]
-        sources.append((cell, entry.tb_lineno))
+    """The code that ran, most recent first (:func:`.culprits.code_that_ran`)."""
+    return culprits.code_that_ran(tb, _history())
+
+
+def _history() -> list:
+    """The notebook's last 50 cells, newest first."""
     shell = _state["shell"]
     history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", [])
-    return sources + [(code, None) for code in reversed(history[-50:])
-                      if code and (cell is None or code.strip() != cell.strip())]
+    return [code for code in reversed(history[-50:]) if code]
 
 
 def _gradient_origin(t, names, err):
@@ -303,25 +173,42 @@ def _no_grad_fn(err, names) -> Explanation:
             names=names)
     if origin == "other":  # the code shows how it was made: not by grad()
         why = [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
-                 "tensors that require grad. Usual causes: the inputs were made without "
-                 "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-                 "`.detach()`, `.data` or `.item()` cut the graph."),
-               _("Fix: create the inputs with `requires_grad=True` (or call "
-                 "`x.requires_grad_()`) before computing from them, with grad mode on.")]
+                 "tensors that require grad. Usual causes: the computation ran under "
+                 "`torch.no_grad()` or `torch.inference_mode()`; `.detach()`, `.data` or "
+                 "`.item()` cut the graph; or the inputs were made without "
+                 "`requires_grad=True`."),
+               _("Fix: compute it again with grad mode on (outside `torch.no_grad()` and "
+                 "`torch.inference_mode()`, without `.detach()`), from tensors that "
+                 "require grad: parameters, or inputs made with `requires_grad=True`.")]
     else:  # nothing shows where it came from: it may be a gradient too
         why = [_("A tensor gets a grad_fn only when it is computed, with grad mode on, from "
-                 "tensors that require grad. Usual causes: the inputs were made without "
-                 "`requires_grad=True`; the computation ran under `torch.no_grad()`; or "
-                 "`.detach()`, `.data` or `.item()` cut the graph. A gradient returned by "
+                 "tensors that require grad. Usual causes: the computation ran under "
+                 "`torch.no_grad()` or `torch.inference_mode()`; `.detach()`, `.data` or "
+                 "`.item()` cut the graph; or the inputs were made without "
+                 "`requires_grad=True`. A gradient returned by "
                  "`torch.autograd.grad` is such a tensor too, unless that call had "
                  "`create_graph=True`."),
-               _("Fix: create the inputs with `requires_grad=True` (or call "
-                 "`x.requires_grad_()`) before computing from them; for a gradient of a "
-                 "gradient, pass `create_graph=True` to the first `grad` call.")]
+               _("Fix: compute it again with grad mode on (outside `torch.no_grad()` and "
+                 "`torch.inference_mode()`, without `.detach()`), from tensors that "
+                 "require grad: parameters, or inputs made with `requires_grad=True`; for "
+                 "a gradient of a gradient, pass `create_graph=True` to the first `grad` "
+                 "call.")]
+    if inference(t):
+        why.insert(0, _("{who} was made under `torch.inference_mode()`: an inference "
+                        "tensor never records a graph, and can't be used in one "
+                        "later.").format(who=who))
     return Explanation(
         _("{who} has no grad_fn and does not require grad: there is no graph behind it for "
           "backward() to go through.").format(who=who),
         why, root=t, culprit=t, culprit_name=_called(t, names, _("the tensor")), names=names)
+
+
+def inference(t) -> bool:
+    """Whether ``t`` is a PyTorch inference tensor (made under ``inference_mode``)."""
+    try:
+        return bool(t.is_inference())
+    except Exception:
+        return False
 
 
 def _grad_shape(err, names) -> Explanation:
@@ -336,9 +223,9 @@ def _grad_shape(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=who, names=names)
 
 
-EXPLAINERS = {"leaf_inplace": _leaf_inplace, "saved_modified": _saved_modified,
-              "graph_freed": _graph_freed, "non_scalar": _non_scalar,
-              "no_grad_fn": _no_grad_fn, "grad_shape": _grad_shape}
+EXPLAINERS = {"leaf_inplace": _leaf_inplace, "saved_modified": saved.saved_modified,
+              "graph_freed": saved.graph_freed, "non_scalar": _non_scalar,
+              "no_grad_fn": _no_grad_fn, "grad_shape": _grad_shape, **usage.EXPLAINERS}
 
 
 def facts(err, names):
@@ -358,6 +245,7 @@ def explain(err, names=None) -> Explanation | None:
     found = facts(err, names)
     if found is None:
         return None
+    found.history = _history()
     explainer = EXPLAINERS.get(getattr(found, "kind", ""))
     if explainer is not None:
         try:
@@ -402,16 +290,29 @@ def render_traceback(err) -> list[str]:
         return traceback.format_exception(type(err), err, tb)
 
 
+def before_cell(info) -> None:
+    """``pre_run_cell`` event: watch what a cell may do wrong without an error
+    (:mod:`.silent`)."""
+    try:
+        silent.before(getattr(info, "raw_cell", "") or "", _namespace())
+    except Exception:  # never make a cell fail
+        pass
+
+
 def after_cell(result) -> None:
-    """``post_run_cell`` event: explain the autograd error the cell ended with."""
+    """``post_run_cell`` event: explain the autograd error the cell ended with,
+    or what it did wrong without an error (:mod:`.silent`)."""
     err = getattr(result, "error_in_exec", None)
-    if not (_state["on"] and isinstance(err, RuntimeError)):
+    if not _state["on"]:
         return
     try:
         with language(_state["lang"]) if _state["lang"] else nullcontext():
-            exp = explain(err)
-            if exp is not None:
-                from IPython.display import display
+            cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
+            found = silent.after(_namespace(), [cell] + _history())
+            if isinstance(err, ERRORS):
+                found = [exp for exp in [explain(err)] if exp is not None]
+            from IPython.display import display
+            for exp in found:
                 display(exp)
     except Exception:  # never turn an explained error into a second one
         pass
@@ -440,6 +341,7 @@ def enable(shell) -> None:
     """Turn explanations on for ``shell``."""
     install(shell)
     if not _state["on"]:
+        shell.events.register("pre_run_cell", before_cell)
         shell.events.register("post_run_cell", after_cell)
     _state["on"] = True
 
@@ -447,10 +349,13 @@ def enable(shell) -> None:
 def disable(shell) -> None:
     """Turn explanations off: the tracebacks alone again."""
     if _state["on"]:
-        try:
-            shell.events.unregister("post_run_cell", after_cell)
-        except ValueError:
-            pass
+        for event, callback in (("pre_run_cell", before_cell),
+                                ("post_run_cell", after_cell)):
+            try:
+                shell.events.unregister(event, callback)
+            except ValueError:
+                pass
+        silent.stop()
     _state["on"] = False
 
 

@@ -79,8 +79,16 @@ def _why_not_steppable(root, expression: str, gradient) -> str | None:
             return _("{expr} is a leaf: it has no grad_fn, so there is nothing to step "
                      "through (backward() would only add to its .grad); step through a "
                      "tensor computed from it, such as a loss").format(expr=expression)
+        if explain.inference(root):
+            return _("{expr} was made under torch.inference_mode(): an inference tensor "
+                     "has no grad_fn and never records a graph, so there is nothing to step "
+                     "through; compute it again outside inference_mode").format(
+                expr=expression)
         return _("{expr} has no grad_fn and does not require grad: no graph leads to it, "
-                 "so there is nothing to step through").format(expr=expression)
+                 "so there is nothing to step through. It was computed while recording was "
+                 "off (under torch.no_grad() or torch.inference_mode()), cut off the graph by "
+                 ".detach() (or .data, .item()), or from inputs none of which requires grad; "
+                 "compute it again with grad mode on").format(expr=expression)
     if gradient is None and root.numel() != 1:
         return _("{expr} has shape {shape}, not a single number: backward() needs a "
                  "starting gradient for it (its gradient= argument); pass --gradient, e.g. "
@@ -213,6 +221,10 @@ class AutogradMagics(Magics):
                 expr=args.expression, error=f"{type(err).__name__}: {err}")) from None
         problem = getattr(stepper, "problem", None)
         if problem is not None:  # the widget would only say "cannot show this root"
+            if isinstance(problem, BaseException):  # in the words the widget uses
+                from ..widgets._common import explain_text
+                source = getattr(stepper, "_source", None)
+                problem = explain_text(problem, getattr(source, "who", "PyTorch"), root)
             raise UsageError("autograd_step: " + _("cannot step through {expr}: {problem}")
                              .format(expr=args.expression, problem=problem))
         display(stepper)
@@ -228,11 +240,15 @@ class AutogradMagics(Magics):
 
         An autograd error (a leaf changed in place, a saved tensor changed in
         place, a graph used twice, backward() on a non-scalar or on a tensor
-        without grad_fn) -- autograd_kit's or real PyTorch's -- then shows,
+        without grad_fn, an unused input of grad(), an integer tensor that
+        requires grad, .numpy() or .cuda() refused) -- autograd_kit's or real
+        PyTorch's -- then shows,
         after its usual traceback, a few plain sentences (what went wrong, why,
         how to fix it) and a picture of the graph with the culprit outlined in
-        red.  The error is still raised: the cell fails as before.  Without an
-        argument, says whether it is on.
+        red.  The error is still raised: the cell fails as before.  A cell that
+        reads a non-leaf's ``.grad``, or whose loop keeps adding gradients up
+        without ``zero_grad()``, gets a word too.  Without an argument, says
+        whether it is on.
 
         ``%autograd_explain on --lang ru`` (or ``zh``, ``en``) explains in that
         language from now on, whatever the notebook's language; ``--lang``

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import access
 
@@ -54,6 +54,15 @@ TORCH_MESSAGES = (
                    r"have a grad_fn"),
     ("grad_shape", r"Mismatch in shape: grad_output\[(?P<index>\d+)\] has a shape of .*? "
                    r"and output\[\d+\] has a shape of torch\.Size\(\[(?P<shape>[\d, ]*)\]\)"),
+    ("unused", r"(?:The differentiated Tensor at index (?P<index>\d+)|One of the differentiated "
+               r"Tensors) appears to not have been used in the graph"),
+    ("int_grad", r"(?i:only Tensors of floating point (?:and complex )?dtype can require "
+                 r"gradients)"),
+    ("numpy_grad", r"Can't call numpy\(\) on Tensor that requires grad"),
+    ("no_gpu", r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are "
+               r"available|autograd_kit runs on a GPU through cupy, which is not available"),
+    ("nonleaf_grad", r"The \.grad attribute of a Tensor that is not a leaf Tensor is being "
+                     r"accessed"),
 )
 _PATTERNS = [(kind, re.compile(pattern)) for kind, pattern in TORCH_MESSAGES]
 
@@ -62,7 +71,10 @@ ATTRIBUTES = ("tensor", "node", "saved_name", "view", "producer", "found", "expe
 #: the kinds whose node is found in the graph, and the reason its saved value
 #: can't be read (as :class:`autograd_kit.viz.access.Unavailable` says it)
 SAVED_REASONS = {"saved_modified": "modified", "graph_freed": "freed"}
-MAX_NODES = 5000  # nodes searched for a freed or changed saved value
+MAX_NODES = 5000
+#: the exception classes read here: PyTorch raises its autograd errors as
+#: RuntimeError, and "Torch not compiled with CUDA enabled" as AssertionError
+ERRORS = (RuntimeError, AssertionError)  # nodes searched for a freed or changed saved value
 
 
 @dataclass
@@ -84,6 +96,8 @@ class ErrorFacts:
     shape: tuple | None = None     # the changed tensor's (or the root's) shape
     index: int | None = None       # which of backward()'s tensors it is about
     traceback: object = None       # where it was raised
+    history: list = field(default_factory=list, repr=False)  # the notebook's earlier
+    # cells, newest first, where the explainer knows them (where a name came from)
 
     @property
     def node_name(self) -> str:
@@ -124,7 +138,7 @@ def error_facts(err, roots=()) -> ErrorFacts:
     its wording for PyTorch's.  ``roots`` (the tensors a backward pass started
     from) are searched for the node, where the error does not name it."""
     facts = ErrorFacts(message=str(err), traceback=getattr(err, "__traceback__", None))
-    if not isinstance(err, RuntimeError):
+    if not isinstance(err, ERRORS):
         return facts
     for key, value in read_message(facts.message).items():
         setattr(facts, key, value)
