@@ -12,6 +12,7 @@ import ipywidgets as W
 from autograd_kit.autograd import backward_steps
 from autograd_kit.i18n import N_, _, get_language, language
 from autograd_kit.viz import access, labels
+from autograd_kit.viz.embed import svgs_as_images
 from autograd_kit.viz.error_facts import error_facts
 
 TABLE = ("<style>.ak-table td, .ak-table th {padding: 1px 8px; text-align: left; "
@@ -204,10 +205,12 @@ def _width(widget) -> str:
 
 def still_html(widget) -> str:
     """The widget tree as plain HTML: HTML widgets as they are (already escaped
-    by whoever filled them), boxes as rows or columns, buttons greyed out,
-    sliders as ``steps: 3 / 7``.  This is what a page shows without a kernel."""
+    by whoever filled them), each inline SVG made an ``<img>`` so that an
+    untrusted notebook shows it (:mod:`autograd_kit.viz.embed`), boxes as rows
+    or columns, buttons greyed out, sliders as ``steps: 3 / 7``.  This is what a
+    page shows without a kernel."""
     if isinstance(widget, W.HTML):
-        return f"<div style='{_width(widget)}'>{widget.value}</div>"
+        return f"<div style='{_width(widget)}'>{svgs_as_images(widget.value)}</div>"
     if isinstance(widget, W.Button):
         return (f"<button disabled style='margin:2px'>{esc(widget.description)}"
                 "</button>")

@@ -2,8 +2,10 @@
 
 It renders lazily and once: the SVG is kept, so showing the picture again,
 or restyling boxes for a step-by-step widget, does not run Graphviz again.
-In a notebook it shows itself through ``_repr_mimebundle_``; if nothing can
-draw, it shows a sentence saying what to install, followed by the DOT source,
+In a notebook it shows itself through ``_repr_mimebundle_``: the SVG, and the
+same SVG as an ``<img>`` in ``text/html``, which a notebook opened fresh
+(untrusted) shows too (:mod:`.embed`).  If nothing can draw, it shows a
+sentence saying what to install, followed by the start of the DOT source,
 instead of raising.
 """
 from __future__ import annotations
@@ -12,8 +14,10 @@ import os
 import weakref
 from pathlib import Path
 
+from ..i18n import _
 from . import render as _render
 from .describe import describe
+from .embed import img_html
 from .dot import to_dot
 from .model import GraphData, VEdge, VNode
 from .svgpatch import SvgPatcher, with_alt
@@ -159,21 +163,38 @@ class Graph:
         return self._patcher.restyle(by_id)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
-        """``(data, metadata)``: SVG and a one-line summary, and the text alternative
-        as the SVG's ``alt`` in the metadata (IPython takes a bundle alone or such
-        a pair).  Never raises (see the module docstring)."""
+        """``(data, metadata)``: the picture as an ``<img>`` (``text/html``, shown
+        by untrusted notebooks too) and as SVG, a one-line summary, and the text
+        alternative as the SVG's ``alt`` in the metadata (IPython takes a bundle
+        alone or such a pair).  Never raises (see the module docstring)."""
         try:
-            bundle = {"image/svg+xml": self.svg(), "text/plain": self.summary()}
+            svg = self.svg()
+            bundle = {"text/html": img_html(svg, self._alt), "image/svg+xml": svg,
+                      "text/plain": self.summary()}
         except Exception as err:
             reason = (str(err) if isinstance(err, _render.RenderError) else
                       f"The graph could not be drawn ({type(err).__name__}: {err}).")
-            bundle = {"text/plain": f"{reason}\n{self._source}"}
+            bundle = {"text/plain": f"{reason}\n{source_excerpt(self._source)}"}
         if include is not None:
             bundle = {k: v for k, v in bundle.items() if k in include}
         if exclude is not None:
             bundle = {k: v for k, v in bundle.items() if k not in exclude}
         metadata = {"image/svg+xml": {"alt": self._alt}} if "image/svg+xml" in bundle else {}
         return bundle, metadata
+
+
+SOURCE_LINES = 30  # lines of DOT shown when the picture can't be drawn
+
+
+def source_excerpt(source: str, lines: int = SOURCE_LINES) -> str:
+    """The first ``lines`` lines of the DOT source, and how many more there are
+    (a graph of 10,000 boxes would otherwise print megabytes)."""
+    parts = source.splitlines()
+    if len(parts) <= lines:
+        return source
+    more = len(parts) - lines
+    return "\n".join(parts[:lines]) + "\n" + _(
+        "… {n} more lines (graph.source holds them all)").format(n=f"{more:,}")
 
 
 def _index_boxes(data: GraphData) -> tuple[dict, list]:
