@@ -647,3 +647,79 @@ def test_a_wide_graph_is_scaled_to_the_pictures_width():
     assert "ak-picture" in s.picture._dom_classes
     assert s.picture.value.startswith(FIT_CSS) and "<svg" in s.picture.value
     assert ".ak-picture svg" in FIT_CSS and "max-width: 100%" in FIT_CSS
+
+
+# -- a bench driven from Python shows its new state under the cell that drove it ----------
+class FakeKernelShell:
+    """Stands for the notebook's shell: its execution count tells cells apart."""
+
+    def __init__(self):
+        self.execution_count = 1
+        self.shown = []  # (what happened, display id, the still copy's text)
+
+
+@pytest.fixture
+def kernel(monkeypatch):
+    from autograd_kit.widgets import _common
+    shell = FakeKernelShell()
+
+    def display(obj):
+        shell.shown.append(("display", f"d{len(shell.shown)}", text(obj.still_html())))
+        return shell.shown[-1][1]
+
+    def update(obj, display_id):
+        shell.shown.append(("update", display_id, text(obj.still_html())))
+
+    monkeypatch.setattr(_common, "_kernel_shell", lambda: shell)
+    monkeypatch.setattr(_common, "_display", display)
+    monkeypatch.setattr(_common, "_update", update)
+    return shell
+
+
+def test_driving_a_displayed_stepper_shows_it_once_per_cell(kernel):
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s.step()  # never displayed: a check cell's stepper shows nothing
+    assert kernel.shown == []
+    s._repr_mimebundle_()  # the cell that shows it
+    kernel.execution_count = 2
+    s.reset()
+    s.step()
+    s.step()
+    assert [k for k, *_ in kernel.shown] == ["display", "update", "update"]
+    assert len({d for _k, d, _t in kernel.shown}) == 1  # one output, updated
+    assert "Step 2 of 5" in kernel.shown[-1][2]
+    kernel.execution_count = 3
+    s.run()
+    assert kernel.shown[-1][0] == "display" and kernel.shown[-1][1] != kernel.shown[0][1]
+    assert "Backward pass complete" in kernel.shown[-1][2]
+
+
+def test_clicks_and_the_slider_show_nothing_new(kernel):
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s._repr_mimebundle_()
+    s.step_button.click()
+    s.slider.value = 3
+    s.reset_button.click()
+    assert kernel.shown == []
+    a = AccumulationDemo()
+    a._repr_mimebundle_()
+    a.backward_button.click()
+    assert kernel.shown == []
+    a.backward()
+    assert [k for k, *_ in kernel.shown] == ["display"]
+
+
+def test_inplace_still_copy_shows_every_case_tried(kernel):
+    d = InplaceDemo(case="saved slice")
+    d._repr_mimebundle_()
+    kernel.execution_count = 2
+    for case in ("leaf", "non-leaf", "saved slice", "clone"):
+        d.attempt(case)
+    assert [k for k, *_ in kernel.shown] == ["display", "update", "update", "update"]
+    shown = kernel.shown[-1][2]
+    for title in ("on a leaf", "on a non-leaf", "on a slice of a saved tensor", "on a clone()"):
+        assert title in shown
+    assert shown.count("Accepted: every line ran.") == 2
+    assert shown.count("Refused at") == 2

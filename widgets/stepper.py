@@ -24,8 +24,8 @@ from autograd_kit.i18n import _, ngettext
 from autograd_kit.viz import access, make_dot
 
 from . import marks, panel
-from ._common import ENGINE, Bench, box, button, esc, explain, grad_label, \
-    name_index, picture_html, values, who_text
+from ._common import ENGINE, Bench, box, button, driving, esc, explain, from_ui, \
+    grad_label, name_index, picture_html, values, who_text
 
 
 class BackwardStepper(Bench):
@@ -119,6 +119,7 @@ class BackwardStepper(Bench):
     def finished(self) -> bool:
         return self.problem is None and self.position == self.total and self._ahead is None
 
+    @driving
     def step(self) -> None:
         """One node further; at the end of a pass, a second full pass."""
         if self.problem is not None:
@@ -130,20 +131,24 @@ class BackwardStepper(Bench):
             return self.run_again()
         self._render()
 
+    @driving
     def back(self) -> None:
         """One step back (grads and freed buffers restored exactly)."""
         self.go_to(self.position - 1)
 
+    @driving
     def run(self) -> None:
         """To the end of the pass: the same ``.grad`` values as ``root.backward()``."""
         if self.problem is None:
             self._advance(self.total - self.position + (self._ahead is not None))
         self._render()
 
+    @driving
     def reset(self) -> None:
         """Back to the state before the first step."""
         self.go_to(0)
 
+    @driving
     def go_to(self, n: int) -> None:
         """Stand after step ``n`` (0 = before the first)."""
         if self.problem is not None:
@@ -154,6 +159,7 @@ class BackwardStepper(Bench):
         self._advance(n - self.position)
         self._render()
 
+    @driving
     def run_again(self) -> None:
         """After a finished pass, run backward once more, as a second
         ``root.backward()`` would: without ``retain_graph`` the engine refuses."""
@@ -214,7 +220,8 @@ class BackwardStepper(Bench):
 
     def _on_slider(self, change) -> None:
         if not self._syncing:
-            self.go_to(change["new"])
+            with from_ui():
+                self.go_to(change["new"])
 
     def _render(self) -> None:
         with self.speaking():
