@@ -24,6 +24,8 @@ import base64
 import html
 import re
 
+from .attributes import clean_text
+
 _SVG = re.compile(r"<svg\b[\s\S]*?</svg>")
 _LABEL = re.compile(r"""\baria-label=(["'])(.*?)\1""", re.S)
 _TITLE = re.compile(r"<title>([\s\S]*?)</title>")
@@ -42,7 +44,7 @@ def data_uri(svg: str) -> str:
 
 def img_html(svg: str, alt: str = "", style: str = STYLE) -> str:
     """One ``<img>`` showing ``svg``; ``alt`` (plain text) is escaped."""
-    return (f'<img src="{data_uri(svg)}" alt="{html.escape(alt, quote=True)}" '
+    return (f'<img src="{data_uri(svg)}" alt="{html.escape(clean_text(alt), quote=True)}" '
             f'style="{style}">')
 
 

