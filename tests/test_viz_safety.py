@@ -152,3 +152,66 @@ def test_wasm_failure_is_one_line(monkeypatch):
     monkeypatch.undo()
     set_renderer("wasm")
     assert render.render_svg("digraph { a -> b }").startswith("<svg")
+
+
+# -- a much-used box is drawn once per use ------------------------------------------------
+def unrolled(n, lib=ak):
+    """The first recurrent network: one weight reused ``n`` times."""
+    w = lib.tensor(0.5, requires_grad=True)
+    z = lib.tensor(1.0, requires_grad=True)
+    for _ in range(n):
+        z = lib.tanh(z * w + 0.1)
+    return w, z
+
+
+def flow_out(g):
+    from collections import Counter
+    return Counter(e.tail for e in g.edges if e.kind == "flow")
+
+
+@pytest.mark.parametrize("view", ["backward", "forward"])
+def test_a_shared_weight_is_drawn_once_per_use(view):
+    from autograd_kit.viz.hubs import MAX_USES
+    n = 30
+    w, z = unrolled(n)
+    g = make_dot(z, names={"w": w}, view=view, show_saved=True)
+    assert max(flow_out(g).values()) <= MAX_USES  # no long arrows across the ranks
+    box = {x.id: x for x in g.nodes}
+    # backward view: w's AccumulateGrad (n arrows) and w itself (n dashed "saved"
+    # lines); forward view: w, with its n arrows and n dashed lines
+    kinds = sorted(box[h].kind for h in g.copies)
+    assert kinds == (["acc", "leaf"] if view == "backward" else ["leaf"])
+    for hub, copies in g.copies.items():
+        n_uses = len(copies) + 1
+        expected = {("backward", "acc"): n, ("backward", "leaf"): n + 1,  # + its own acc
+                    ("forward", "leaf"): 2 * n}
+        assert n_uses == expected[view, box[hub].kind]
+        assert box[hub].lines[-1] == f"use 1 of {n_uses}"
+        for k, c in enumerate(copies, start=2):
+            assert box[c].copy_of == hub and box[c].kind == box[hub].kind
+            assert box[c].lines[-1] == f"use {k} of {n_uses}" and "w" in box[c].lines
+            assert re.search(rf'\t{c} \[[^\]]*style="[^"]*dashed', g.source)
+            assert sum(1 for e in g.edges if c in (e.tail, e.head)) == 1  # beside its use
+
+
+def test_few_uses_keep_one_box():
+    w, z = unrolled(3)
+    assert make_dot(z).copies == {}
+
+
+def test_copies_are_restyled_with_their_box():
+    any_renderer()
+    w, z = unrolled(12)
+    g = make_dot(z, names={"w": w})
+    (hub, copies), = g.copies.items()
+    svg = g.restyle({hub: {"fillcolor": "#123456"}})
+    for box_id in [hub, *copies]:
+        group = svg.split(f'<g id="{box_id}" class="node">', 1)[1].split("</g>", 1)[0]
+        assert "#123456" in group
+
+
+def test_the_alt_text_counts_boxes_not_copies():
+    w, z = unrolled(12)
+    g = make_dot(z, names={"w": w})
+    assert "Computational graph of" in g.alt
+    assert str(len(g.nodes)) not in g.alt.split(":")[0]  # the copies are no new boxes

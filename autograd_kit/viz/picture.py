@@ -18,6 +18,7 @@ from ..i18n import _
 from . import render as _render
 from .describe import describe
 from .embed import img_html
+from .hubs import split_hubs
 from .dot import to_dot
 from .model import GraphData, VEdge, VNode
 from .svgpatch import SvgPatcher, with_alt
@@ -48,6 +49,7 @@ class Graph:
         made from the graph (:func:`autograd_kit.viz.describe.describe`)."""
         self._data = data
         self._alt = describe(data) if alt is None else str(alt)
+        self._copies = split_hubs(data)  # after the words: a copy is no new box
         self._index, self._strong = _index_boxes(data)
         self._box_ids = {n.id for n in data.nodes}
         by_box: dict[str, dict] = {}
@@ -74,6 +76,12 @@ class Graph:
     def edges(self) -> list[VEdge]:
         """The arrows (tail id, head id, kind "flow", "saved" or "saved_ref")."""
         return list(self._data.edges)
+
+    @property
+    def copies(self) -> dict[str, list[str]]:
+        """Much-used boxes drawn once per use: box id -> ids of its copies
+        (see :mod:`.hubs`)."""
+        return {k: list(v) for k, v in self._copies.items()}
 
     @property
     def folds(self) -> dict[str, list[str]]:
@@ -160,6 +168,9 @@ class Graph:
             nid = self.node_id(obj)
             if nid is not None:
                 by_id[nid] = style
+        for nid in [n for n in by_id if n in self._copies]:
+            for copy in self._copies[nid]:  # copies of a much-used box go with it
+                by_id.setdefault(copy, by_id[nid])
         return self._patcher.restyle(by_id)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
