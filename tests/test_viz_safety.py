@@ -215,3 +215,57 @@ def test_the_alt_text_counts_boxes_not_copies():
     g = make_dot(z, names={"w": w})
     assert "Computational graph of" in g.alt
     assert str(len(g.nodes)) not in g.alt.split(":")[0]  # the copies are no new boxes
+
+
+# -- a node with very many inputs folds them -----------------------------------------------
+def wide(n, lib=ak):
+    xs = [lib.tensor([float(k)], requires_grad=True) for k in range(n)]
+    return xs, lib.cat(xs).sum()
+
+
+@pytest.mark.parametrize("view", ["backward", "forward"])
+def test_wide_fan_in_is_folded_within_max_nodes(view):
+    from autograd_kit.viz.fold import KEEP
+    n = 300
+    xs, y = wide(n)
+    g = make_dot(y, max_nodes=40, view=view)
+    assert len(g.nodes) <= 40
+    (fid, hidden), = g.folds.items()
+    per_branch = 2 if view == "backward" else 1  # leaf and AccumulateGrad, or the leaf
+    assert len(hidden) == (n - 2 * KEEP) * per_branch
+    box = {b.id: b for b in g.nodes}
+    assert box[fid].lines[0].startswith(f"… {(n - 2 * KEEP) * per_branch:,} nodes (")
+    assert "leaf ×" in box[fid].lines[0]
+    cat = g.node_id(y.grad_fn.next_functions[0][0])
+    assert sum(1 for e in g.edges if e.head == cat) == 2 * KEEP + 1  # kept ones + the fold
+    # the kept branches are the first and last inputs; a middle one answers with the fold
+    assert g.node_id(xs[0]) != fid and g.node_id(xs[-1]) != fid
+    assert g.node_id(xs[n // 2]) == fid
+
+
+def test_wide_fan_in_unfolds_and_leaves_shared_inputs_alone():
+    xs, y = wide(30)
+    assert make_dot(y, max_nodes=10, unfold=True).folds == {}
+    # an input that also feeds another op is no branch of the wide node
+    x = ak.tensor([1.0], requires_grad=True)
+    parts = [x * k for k in range(30)]
+    y2 = ak.cat(parts).sum() + x.sum()
+    g = make_dot(y2, max_nodes=20)
+    for hidden in g.folds.values():
+        assert g.node_id(x) not in hidden and g.node_id(x.grad_fn if x.grad_fn else x) not in hidden
+
+
+def test_stepper_panel_on_a_wide_node_lists_first_and_last_edges():
+    from autograd_kit.widgets import BackwardStepper
+    from autograd_kit.widgets.panel import FIRST_ROWS, LAST_ROWS
+    n = 500
+    xs, y = wide(n)
+    s = BackwardStepper(y, max_nodes=40)
+    s.go_to(2)  # SumBackward0, then CatBackward0
+    assert s.current.node.name() == "CatBackward0"
+    sent = s.panel.value.split("Sent along each edge:", 1)[1].split("</ul>", 1)[0]
+    rows = re.findall(r"<li>", sent)
+    assert len(rows) == FIRST_ROWS + LAST_ROWS + 1
+    assert f"{n - FIRST_ROWS - LAST_ROWS:,} more edges" in s.panel.value
+    s.run()
+    assert [x.grad.tolist() for x in xs[:3]] == [[1.0]] * 3
