@@ -723,3 +723,28 @@ def test_inplace_still_copy_shows_every_case_tried(kernel):
         assert title in shown
     assert shown.count("Accepted: every line ran.") == 2
     assert shown.count("Refused at") == 2
+
+
+# -- params=, as make_dot takes it ------------------------------------------------------------
+def _params_case(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh(), lib.nn.Linear(2, 1))
+    x = lib.ones(4, 3)
+    loss = model(x).pow(2).mean()
+    return model, loss
+
+
+@pytest.mark.parametrize("engine", ["autograd_kit", "torch"])
+def test_stepper_shows_parameter_names(engine):
+    lib = ak if engine == "autograd_kit" else pytest.importorskip("torch")
+    model, loss = _params_case(lib)
+    params = dict(model.named_parameters())
+    s = BackwardStepper(loss, params=params)
+    labels = [n.lines[0] for n in s._graph.nodes if n.kind == "leaf"]
+    assert sorted(labels) == sorted(params)  # "0.weight", "0.bias", "2.weight", "2.bias"
+    s.run()
+    shown = text(s.status.value) + " " + text(s.panel.value)
+    for name in params:
+        assert f"{name}.grad" in shown
+    for name, p in params.items():
+        assert p.grad is not None  # the pass really ran

@@ -17,15 +17,13 @@ from pathlib import Path
 from ..i18n import _
 from . import render as _render
 from .describe import describe
+from .digraph import DigraphIdioms
 from .embed import img_html
 from .hubs import split_hubs
 from .dot import to_dot
 from .model import GraphData, VEdge, VNode
 from .svgpatch import SvgPatcher, with_alt
 
-_TEXT_FORMATS = {".dot": None, ".gv": None}
-_SYSTEM_FORMATS = {".png": "png", ".pdf": "pdf", ".ps": "ps", ".jpg": "jpg",
-                   ".jpeg": "jpg"}
 
 
 def _weak(obj):
@@ -34,12 +32,14 @@ def _weak(obj):
     return weakref.ref(obj) if type(obj).__weakrefoffset__ else None
 
 
-class Graph:
+class Graph(DigraphIdioms):
     """A picture of an autograd graph.
 
     ``source`` is the DOT text; ``svg()`` draws it; ``alt`` says in words what
     it shows; ``node_id(obj)`` tells which box stands for a tensor or node;
-    ``restyle({...})`` recolours boxes."""
+    ``restyle({...})`` recolours boxes.  It also answers torchviz's
+    ``graphviz.Digraph`` idioms: ``render``, ``view``, ``save``, ``pipe``,
+    ``format``, ``attr``, ``graph_attr`` (see :mod:`.digraph`)."""
 
     def __init__(self, data: GraphData, theme: dict, graph_attr: dict | None = None,
                  styles: list[tuple[object, dict]] = (), alt: str | None = None,
@@ -57,7 +57,15 @@ class Graph:
             box = self.node_id(obj)
             if box is not None:
                 by_box.setdefault(box, {}).update(style)
-        self._source = to_dot(data, theme, graph_attr, by_box, legend)
+        self._theme, self._by_box, self._legend = theme, by_box, legend
+        self._init_attrs(graph_attr)
+        self.format = "svg"
+        self._changed()
+
+    def _changed(self) -> None:
+        """Attributes changed (or the picture is new): write the DOT source again
+        when asked, and draw it again."""
+        self._source: str | None = None
         self._svg: str | None = None
         self._patcher: SvgPatcher | None = None
 
@@ -65,6 +73,14 @@ class Graph:
     @property
     def source(self) -> str:
         """The DOT text (identical for identical graphs, run after run)."""
+        if self._source is None:
+            theme = dict(self._theme)
+            if self._node_attr:
+                theme["node"] = {**theme.get("node", {}), **self._node_attr}
+            if self._edge_attr:
+                theme["edge"] = {**theme.get("edge", {}), **self._edge_attr}
+            self._source = to_dot(self._data, theme, dict(self._graph_attr), self._by_box,
+                                  self._legend)
         return self._source
 
     @property
@@ -131,30 +147,11 @@ class Graph:
         """The SVG text (drawn on first call, then kept), with the text alternative
         as its ``<title>`` and ``aria-label``."""
         if self._svg is None:
-            self._svg = with_alt(_render.render_svg(self._source), self._alt)
+            self._svg = with_alt(_render.render_svg(self.source), self._alt)
         return self._svg
 
-    def pipe(self, format: str = "svg") -> bytes:
-        """The picture in ``format`` as bytes (like graphviz.Digraph.pipe)."""
-        if format == "svg":
-            return self.svg().encode("utf-8")
-        return _render.render(self._source, format)
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the picture; the format comes from the suffix: ``.svg`` (either
-        renderer), ``.png``/``.pdf`` (system Graphviz only), ``.dot``/``.gv`` (source)."""
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix in _TEXT_FORMATS:
-            path.write_text(self._source, encoding="utf-8")
-        elif suffix == ".svg":
-            path.write_text(self.svg(), encoding="utf-8")
-        elif suffix in _SYSTEM_FORMATS:
-            path.write_bytes(_render.render(self._source, _SYSTEM_FORMATS[suffix]))
-        else:
-            raise ValueError(f"can't tell the format of {path.name!r}; use .svg, .png, "
-                             ".pdf, .dot or .gv")
-        return path
+    def _render_bytes(self, format: str) -> bytes:
+        return _render.render(self.source, format)
 
     def restyle(self, node_styles: dict) -> str:
         """The SVG with some boxes' fill and stroke changed, without a new layout.
@@ -185,7 +182,7 @@ class Graph:
         except Exception as err:
             reason = (str(err) if isinstance(err, _render.RenderError) else
                       f"The graph could not be drawn ({type(err).__name__}: {err}).")
-            bundle = {"text/plain": f"{reason}\n{source_excerpt(self._source)}"}
+            bundle = {"text/plain": f"{reason}\n{source_excerpt(self.source)}"}
         if include is not None:
             bundle = {k: v for k, v in bundle.items() if k in include}
         if exclude is not None:

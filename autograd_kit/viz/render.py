@@ -98,16 +98,23 @@ def choose() -> str:
 
 
 def render(source: str, format: str = "svg") -> bytes:
-    """DOT ``source`` drawn in ``format`` (``svg`` on either renderer; ``png``,
-    ``pdf``... need the system ``dot``)."""
-    name = "dot" if format != "svg" else choose()
-    if name == "dot":
-        if not dot_available():
-            raise RenderError(_("Writing {format} needs the Graphviz `dot` program; "
-                                "only svg can be drawn without it. Install Graphviz "
-                                "(e.g. `apt-get install graphviz`).").format(format=format))
+    """DOT ``source`` drawn in ``format``: the system ``dot`` writes every format;
+    the WebAssembly renderer writes svg, made png or pdf by :mod:`.raster`."""
+    from . import raster
+    if format == "svg":
+        return _render_dot(source, format) if choose() == "dot" else \
+            _render_wasm(source, format)
+    if format not in raster.RASTER_FORMATS and not dot_available():
+        raise RenderError(_("Writing {format} needs the Graphviz `dot` program; without "
+                            "it, svg, png and pdf can be written. Install Graphviz "
+                            "(e.g. `apt-get install graphviz`).").format(format=format))
+    if format not in raster.RASTER_FORMATS or choose() == "dot":
         return _render_dot(source, format)
-    return _render_wasm(source, format)
+    svg = _render_wasm(source, "svg").decode("utf-8")
+    try:
+        return raster.convert(svg, format)
+    except raster.MissingRasteriser as err:
+        raise RenderError(str(err)) from None
 
 
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
