@@ -96,7 +96,12 @@ def stepper_row(label: str, make_root, which: str, steps: int, **options):
         times.append(time.perf_counter() - start)
     median = statistics.median(times) if times else None
     slowest = max(times) if times else None
-    problem = s.status.value if "could not be drawn" in s.picture.value else ""
+    problem = ""
+    if s._graph is not None:
+        try:
+            s._graph.svg()
+        except RenderError as err:
+            problem = f"the picture could not be drawn: {err}"
     return [label, which, f"{s.total:,}", seconds(t_build), seconds(median),
             seconds(slowest)], problem
 

@@ -269,3 +269,22 @@ def test_stepper_panel_on_a_wide_node_lists_first_and_last_edges():
     assert f"{n - FIRST_ROWS - LAST_ROWS:,} more edges" in s.panel.value
     s.run()
     assert [x.grad.tolist() for x in xs[:3]] == [[1.0]] * 3
+
+
+def test_a_failed_picture_is_not_drawn_again_until_the_renderer_changes(monkeypatch):
+    calls = []
+
+    def broken(source):
+        calls.append(source)
+        raise RenderError("too big")
+    monkeypatch.setattr(render, "render_svg", broken)
+    x, y = small()
+    g = make_dot(y)
+    for _ in range(3):
+        with pytest.raises(RenderError, match="too big"):
+            g.svg()
+    assert len(calls) == 1  # a stepper on it would otherwise try at every step
+    monkeypatch.setenv(render.ENV_VAR, "auto")
+    with pytest.raises(RenderError):
+        g.svg()
+    assert len(calls) == 2

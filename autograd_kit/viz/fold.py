@@ -58,10 +58,10 @@ def _links(data: GraphData) -> tuple[dict, dict]:
     return preds, succs
 
 
-def chains(data: GraphData) -> list[list[str]]:
+def chains(data: GraphData, links: tuple[dict, dict] | None = None) -> list[list[str]]:
     """The foldable runs of boxes (ids, in arrow order), in graph order."""
     kinds = {n.id: n.kind for n in data.nodes}
-    preds, succs = _links(data)
+    preds, succs = links or _links(data)
     link = {i for i in kinds
             if kinds[i] in FOLDABLE and len(preds[i]) == 1 and len(succs[i]) == 1}
     runs = []
@@ -90,10 +90,10 @@ def _branch(top: str, preds: dict, succs: dict) -> list[str]:
     return members
 
 
-def fans(data: GraphData) -> list[list[str]]:
+def fans(data: GraphData, links: tuple[dict, dict] | None = None) -> list[list[str]]:
     """For each node with many inputs, in graph order: the boxes of its middle
     branches (all but the first and last :data:`KEEP`), to fold into one."""
-    preds, succs = _links(data)
+    preds, succs = links or _links(data)
     groups = []
     for node in data.nodes:
         own = [p for p in preds[node.id] if succs[p] == [node.id]]
@@ -111,7 +111,8 @@ def fold_chains(data: GraphData, max_nodes: int | None, unfold=None) -> GraphDat
     if max_nodes is None or unfold is True or len(data.nodes) <= max_nodes:
         return data
     keep_open = {str(u) if str(u).startswith("f") else f"f{u}" for u in (unfold or ())}
-    groups = [run[KEEP:-KEEP] for run in chains(data)] + fans(data)
+    links = _links(data)
+    groups = [run[KEEP:-KEEP] for run in chains(data, links)] + fans(data, links)
     runs = {f"f{k}": group for k, group in enumerate(groups)}
     chosen: dict[str, list[str]] = {}
     taken: set[str] = set()
@@ -177,9 +178,12 @@ def _fold_box(fid: str, members: list[VNode]) -> VNode:
     """``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …`` above
     ``fold f0``; the words in the current language, op names as they are."""
     counted = [n for n in members if n.kind != "const"]  # constants ride along
-    groups = Counter(n.title if n.kind in ("op", "fn", "acc") else
-                     _(COUNTED_AS[n.kind]) if n.kind in COUNTED_AS else n.kind
-                     for n in counted)
+    raw = Counter(n.title if n.kind in ("op", "fn", "acc") else (n.kind,) for n in counted)
+    groups = Counter()  # op names as they are; other kinds in the current language
+    for key, k in raw.items():
+        if isinstance(key, tuple):
+            key = _(COUNTED_AS[key[0]]) if key[0] in COUNTED_AS else key[0]
+        groups[key] += k
     parts = [f"{name} ×{k:,}" for name, k in groups.most_common(4)]
     if len(groups) > 4:
         parts.append("…")

@@ -67,6 +67,7 @@ class Graph(DigraphIdioms):
         when asked, and draw it again."""
         self._source: str | None = None
         self._svg: str | None = None
+        self._failure: tuple | None = None  # (renderer setting, RenderError)
         self._patcher: SvgPatcher | None = None
 
     # -- the picture as data -------------------------------------------------
@@ -146,8 +147,15 @@ class Graph(DigraphIdioms):
     def svg(self) -> str:
         """The SVG text (drawn on first call, then kept), with the text alternative
         as its ``<title>`` and ``aria-label``."""
+        setting = _render.setting()
+        if self._failure is not None and self._failure[0] == setting:
+            raise self._failure[1]  # not tried again at every step of a widget
         if self._svg is None:
-            self._svg = with_alt(_render.render_svg(self.source), self._alt)
+            try:
+                self._svg = with_alt(_render.render_svg(self.source), self._alt)
+            except _render.RenderError as err:
+                self._failure = (setting, err)  # until another renderer is chosen
+                raise
         return self._svg
 
     def _render_bytes(self, format: str) -> bytes:

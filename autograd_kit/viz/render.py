@@ -78,6 +78,11 @@ def dot_available() -> bool:
     return shutil.which("dot") is not None
 
 
+def setting() -> tuple:
+    """What decides the renderer now (forced, environment, which are installed)."""
+    return (_forced, os.environ.get(ENV_VAR, ""), dot_available(), wasm_available())
+
+
 def choose() -> str:
     """The renderer to use now: forced, from the environment, or the first present."""
     name = _forced or os.environ.get(ENV_VAR, "").strip().lower() or None
