@@ -14,7 +14,7 @@ import os
 import weakref
 from pathlib import Path
 
-from ..i18n import _
+from ..i18n import _, get_language, language
 from . import render as _render
 from .describe import describe
 from .digraph import DigraphIdioms
@@ -58,6 +58,7 @@ class Graph(DigraphIdioms):
             if box is not None:
                 by_box.setdefault(box, {}).update(style)
         self._theme, self._by_box, self._legend = theme, by_box, legend
+        self._lang = get_language()  # the words of the legend, whenever the source is written
         self._init_attrs(graph_attr)
         self.format = "svg"
         self._changed()
@@ -80,8 +81,9 @@ class Graph(DigraphIdioms):
                 theme["node"] = {**theme.get("node", {}), **self._node_attr}
             if self._edge_attr:
                 theme["edge"] = {**theme.get("edge", {}), **self._edge_attr}
-            self._source = to_dot(self._data, theme, dict(self._graph_attr), self._by_box,
-                                  self._legend)
+            with language(self._lang):
+                self._source = to_dot(self._data, theme, dict(self._graph_attr),
+                                      self._by_box, self._legend)
         return self._source
 
     @property
