@@ -261,8 +261,9 @@ def lessons_with_pictures() -> list[tuple[str, Path]]:
     return found
 
 
+CELLS = "window.jupyterapp.shell.currentWidget.node.querySelectorAll('.jp-Notebook .jp-Cell')"
 CELL_PICTURES = """([i, n]) => {
-  const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+  const cell = """ + CELLS + """[i];
   const area = cell && cell.querySelector('.jp-OutputArea');
   if (!area) return {images: 0, text: ''};
   const shown = [...area.querySelectorAll('img')].filter(
@@ -274,7 +275,8 @@ CELL_PICTURES = """([i, n]) => {
 def open_untrusted(page, base: str, rel: str, n_cells: int) -> None:
     page.goto(f"{base}/lab/tree/{rel}", timeout=60_000)
     page.wait_for_function(
-        "n => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
+        "n => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return !!w && w.node.querySelectorAll('.jp-Notebook .jp-Cell').length === n; }",
         arg=n_cells, timeout=60_000)
     page.wait_for_function(  # every stored image decoded
         "() => [...document.querySelectorAll('.jp-OutputArea img')].every(i => i.complete)",
@@ -320,7 +322,7 @@ def test_stored_lessons_show_their_pictures_untrusted(tmp_path):
                                             f"{got['text'][:80]!r}")
                     if rel == SCREENSHOT_LESSON:
                         shoot(page, cells)
-                    page.evaluate("window.jupyterapp.commands.execute('docmanager:close')")
+                    page.evaluate("window.jupyterapp.commands.execute('application:close-all')")
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / "lessons-failure.png"))
                 raise
@@ -339,6 +341,6 @@ def shoot(page, cells) -> None:
     """The first cell with a graph picture and the cell before it, as a reader
     sees them: ``test-artifacts/lesson_untrusted.png``."""
     first = next(i for i, c in enumerate(cells) if picture_outputs(c))
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(first)
+    cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(first)
     cell.scroll_into_view_if_needed()
     cell.screenshot(path=str(ARTIFACTS / "lesson_untrusted.png"))

@@ -163,6 +163,12 @@ class Graph(DigraphIdioms):
     def _render_bytes(self, format: str) -> bytes:
         return _render.render(self.source, format)
 
+    def html(self) -> str:
+        """The picture as an HTML ``<img>`` holding the SVG, with the text
+        alternative as ``alt``: what to put inside HTML of one's own, since a
+        notebook opened fresh (untrusted) strips inline ``<svg>`` (:mod:`.embed`)."""
+        return img_html(self.svg(), self._alt)
+
     def restyle(self, node_styles: dict) -> str:
         """The SVG with some boxes' fill and stroke changed, without a new layout.
 
@@ -187,7 +193,7 @@ class Graph(DigraphIdioms):
         alone or such a pair).  Never raises (see the module docstring)."""
         try:
             svg = self.svg()
-            bundle = {"text/html": img_html(svg, self._alt), "image/svg+xml": svg,
+            bundle = {"text/html": self.html(), "image/svg+xml": svg,
                       "text/plain": self.summary()}
         except Exception as err:
             reason = (str(err) if isinstance(err, _render.RenderError) else
