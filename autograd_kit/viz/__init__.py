@@ -7,12 +7,18 @@ The pipeline has one module per step:
 
 * :mod:`.model`     graph -> plain data (boxes and arrows), iterative walk;
   :mod:`.constants` finds the inputs that need no gradient (forward view);
-* :mod:`.fold`      long chains folded into one box (``max_nodes``);
+* :mod:`.fold`      long chains and wide fans of inputs folded into one box
+  (``max_nodes``);
+* :mod:`.hubs`      a box used by many operations drawn once per use (fast layout);
 * :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping,
-  and the key of ``legend=True`` (:mod:`.legend`);
+  and the key of ``legend=True`` (:mod:`.legend`); :mod:`.attributes` says which
+  DOT attributes callers may set and cleans names;
 * :mod:`.render`    DOT -> SVG, by the system Graphviz or Graphviz in WebAssembly;
+  :mod:`.raster` makes PNG and PDF from the SVG without a system Graphviz;
 * :mod:`.describe`  the picture in words, its text alternative (alt text);
-* :mod:`.picture`   the :class:`Graph` object that notebooks display;
+* :mod:`.picture`   the :class:`Graph` object that notebooks display, shown as an
+  ``<img>`` too (:mod:`.embed`) so untrusted notebooks show it, and answering
+  torchviz's ``graphviz.Digraph`` idioms (:mod:`.digraph`);
 * :mod:`.svgpatch`  recolouring a rendered SVG without a new layout.
 
 Everything reads the graph by duck typing (:mod:`.access`), so autograd_kit's
