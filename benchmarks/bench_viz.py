@@ -149,8 +149,8 @@ def main(argv=None) -> None:
     rows = []
     for depth in depths:
         for which in names:
-            row, note = stepper_row(f"loop depth {depth}", lambda: unrolled(depth), which,
-                                    args.steps)
+            row, note = stepper_row(f"loop depth {depth}", lambda d=depth: unrolled(d),
+                                    which, args.steps)
             rows.append(row)
             if note:
                 notes.append(f"stepper {row[0]} ({which}): {note}")

@@ -49,7 +49,7 @@ def test_every_inline_svg_becomes_an_image_and_the_rest_stays():
 def test_binder_trusts_the_lessons_of_every_edition():
     """postBuild's globs, expanded by bash in the repository, name every lesson."""
     post = (ROOT / "binder" / "postBuild").read_text()
-    line = next(l for l in post.splitlines() if l.startswith("jupyter trust"))
+    line = next(x for x in post.splitlines() if x.startswith("jupyter trust"))
     globs = line.split()[2:]
     expanded = subprocess.run(["bash", "-O", "nullglob", "-c", "echo " + " ".join(globs)],
                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()

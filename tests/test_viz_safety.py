@@ -78,8 +78,8 @@ def test_control_characters_in_the_alt_text_are_replaced():
 
 
 # -- DOT attributes --------------------------------------------------------------------------
-@pytest.mark.parametrize("key", ["URL", "href", "target", "image", "shapefile", "fontpath", "tooltip",
-                                 "id", "class"])
+@pytest.mark.parametrize("key", ["URL", "href", "target", "image", "shapefile", "fontpath",
+                                 "tooltip", "id", "class"])
 def test_links_and_files_are_refused(key):
     x, y = small()
     bad = {key: "javascript:alert(1)"}

@@ -10,9 +10,7 @@ instead of raising.
 """
 from __future__ import annotations
 
-import os
 import weakref
-from pathlib import Path
 
 from ..i18n import _, get_language, language
 from . import render as _render
