@@ -651,11 +651,28 @@ def test_a_wide_graph_is_scaled_to_the_pictures_width():
 
 # -- a bench driven from Python shows its new state under the cell that drove it ----------
 class FakeKernelShell:
-    """Stands for the notebook's shell: its execution count tells cells apart."""
+    """Stands for the notebook's shell: its execution count tells cells apart;
+    ``end_cell()`` fires its post_execute callbacks, as IPython does."""
 
     def __init__(self):
         self.execution_count = 1
         self.shown = []  # (what happened, display id, the still copy's text)
+        self.callbacks = []
+        shell = self
+
+        class Events:
+            def register(self, event, fn):
+                assert event == "post_execute"
+                shell.callbacks.append(fn)
+
+            def unregister(self, event, fn):
+                shell.callbacks.remove(fn)
+        self.events = Events()
+
+    def end_cell(self):
+        for fn in list(self.callbacks):
+            fn()
+        self.execution_count += 1
 
 
 @pytest.fixture
@@ -682,17 +699,22 @@ def test_driving_a_displayed_stepper_shows_it_once_per_cell(kernel):
     s.step()  # never displayed: a check cell's stepper shows nothing
     assert kernel.shown == []
     s._repr_mimebundle_()  # the cell that shows it
-    kernel.execution_count = 2
+    kernel.end_cell()
     s.reset()
     s.step()
     s.step()
-    assert [k for k, *_ in kernel.shown] == ["display", "update", "update"]
+    assert [k for k, *_ in kernel.shown] == ["display"]
+    kernel.end_cell()  # the cell's end: its one output updated to the last state
+    assert [k for k, *_ in kernel.shown] == ["display", "update"]
     assert len({d for _k, d, _t in kernel.shown}) == 1  # one output, updated
     assert "Step 2 of 5" in kernel.shown[-1][2]
-    kernel.execution_count = 3
+    assert kernel.callbacks == []
     s.run()
+    kernel.end_cell()
     assert kernel.shown[-1][0] == "display" and kernel.shown[-1][1] != kernel.shown[0][1]
     assert "Backward pass complete" in kernel.shown[-1][2]
+    kernel.end_cell()
+    assert len(kernel.shown) == 3  # a cell that does not drive it shows nothing
 
 
 def test_clicks_and_the_slider_show_nothing_new(kernel):
@@ -714,10 +736,11 @@ def test_clicks_and_the_slider_show_nothing_new(kernel):
 def test_inplace_still_copy_shows_every_case_tried(kernel):
     d = InplaceDemo(case="saved slice")
     d._repr_mimebundle_()
-    kernel.execution_count = 2
+    kernel.end_cell()
     for case in ("leaf", "non-leaf", "saved slice", "clone"):
         d.attempt(case)
-    assert [k for k, *_ in kernel.shown] == ["display", "update", "update", "update"]
+    kernel.end_cell()
+    assert [k for k, *_ in kernel.shown] == ["display", "update"]
     shown = kernel.shown[-1][2]
     for title in ("on a leaf", "on a non-leaf", "on a slice of a saved tensor", "on a clone()"):
         assert title in shown

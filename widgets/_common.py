@@ -275,7 +275,8 @@ def driving(method):
 
     Called from a cell, on a bench that was displayed before, it shows the bench
     again in that cell's output, once per cell however many calls the cell makes
-    (later calls update that one output).  So a stored notebook keeps, under
+    (when the cell ends, that one output is updated to the state it left: a
+    loop of a hundred ``step()`` calls sends one update, not a hundred).  So a stored notebook keeps, under
     the cell that drove the bench, a still copy of the state the cell left it
     in; the copy under the cell that first showed the bench keeps the state it
     was shown in.  With a kernel running, the new output is one more live view
@@ -315,11 +316,23 @@ class Bench(W.VBox):
             return
         count = shell.execution_count
         try:
-            if self._driven_output is not None and self._driven_output[0] == count:
-                _update(self, self._driven_output[1])
-            else:
+            if self._driven_output is None or self._driven_output[0] != count:
                 self._driven_output = (count, _display(self))
+            elif not getattr(self, "_update_due", False):
+                self._update_due = True
+                shell.events.register("post_execute", self._update_driven)
         except Exception:  # showing is a courtesy: never make the call fail
+            pass
+
+    def _update_driven(self, *_args) -> None:
+        """When the cell that drove the bench ends: its output shows the last state."""
+        shell = _kernel_shell()
+        self._update_due = False
+        try:
+            if shell is not None:
+                shell.events.unregister("post_execute", self._update_driven)
+            _update(self, self._driven_output[1])
+        except Exception:
             pass
 
     def speaking(self):
