@@ -235,6 +235,6 @@ def open_file(path: Path) -> bool:
 
 
 def _launch(command: list[str]) -> None:
-    """Start a viewer in its own session, not waiting for it (nor for its output)."""
+    """Start a viewer detached from this process, not waiting for it (nor its output)."""
     subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True)
