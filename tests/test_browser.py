@@ -273,7 +273,7 @@ CELL_PICTURES = """([i, n]) => {
 
 
 def open_untrusted(page, base: str, rel: str, n_cells: int) -> None:
-    page.goto(f"{base}/lab/tree/{rel}", timeout=60_000)
+    page.goto(f"{base}/lab/tree/{rel}?reset", timeout=60_000)  # no tabs restored
     page.wait_for_function(
         "n => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return !!w && w.node.querySelectorAll('.jp-Notebook .jp-Cell').length === n; }",
@@ -304,9 +304,12 @@ def test_stored_lessons_show_their_pictures_untrusted(tmp_path):
         wait_for_server(base, proc)
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = None
             try:
                 for rel, path in lessons:
+                    if page is not None:
+                        page.close()
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
                     open_untrusted(page, base, rel, len(cells))
                     for i, cell in enumerate(cells):
@@ -322,9 +325,9 @@ def test_stored_lessons_show_their_pictures_untrusted(tmp_path):
                                             f"{got['text'][:80]!r}")
                     if rel == SCREENSHOT_LESSON:
                         shoot(page, cells)
-                    page.evaluate("window.jupyterapp.commands.execute('application:close-all')")
             except Exception:
-                page.screenshot(path=str(ARTIFACTS / "lessons-failure.png"))
+                if page is not None:
+                    page.screenshot(path=str(ARTIFACTS / "lessons-failure.png"))
                 raise
             finally:
                 browser.close()
