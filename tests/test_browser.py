@@ -1,14 +1,24 @@
-"""The stepper in a real browser: JupyterLab + headless Chromium (Playwright).
+"""The pictures and the stepper in a real browser: JupyterLab + headless Chromium (Playwright).
 
-Opens ``tests/browser_notebooks/stepper.ipynb`` (autograd_kit's engine) and
-``stepper_torch.ipynb`` (a real PyTorch graph, replayed; skipped without
-PyTorch), runs all cells, clicks Step three times and checks that the page names
-the node being processed, then plays the pass to the end.  Screenshots are saved
-under ``test-artifacts/``.  Installs nothing: without the
+* Stored lessons, opened as a learner first opens them: copied into a fresh
+  JupyterLab (so *untrusted*), nothing run, every cell rendered (windowing
+  off).  Every picture the notebook stores (graphs, widgets' still copies,
+  charts) must show as a loaded image, not as ``<Graph: ...>`` text or the text
+  of an SVG, in the English, Chinese and Russian editions.  The lessons come
+  from ``lessons/`` (or the folder in ``AUTOGRAD_KIT_LESSONS``, e.g. freshly
+  executed copies); a screenshot of one is saved as
+  ``test-artifacts/lesson_untrusted.png`` (the README's).
+* ``tests/browser_notebooks/stepper.ipynb`` (autograd_kit's engine) and
+  ``stepper_torch.ipynb`` (a real PyTorch graph, replayed; skipped without
+  PyTorch): all cells run, Step clicked three times, the page must name the node
+  being processed, then the pass is played to the end.
+
+Screenshots are saved under ``test-artifacts/``.  Installs nothing: without the
 Debian ``chromium`` package or Playwright for Python, it is skipped.
 Deselect with ``-m "not browser"``.
 """
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -67,10 +77,14 @@ def wait_for_server(base: str, proc, timeout: float = 60) -> None:
     raise TimeoutError("JupyterLab did not start")
 
 
-def start_lab(tmp: Path, port: int):
+def start_lab(tmp: Path, port: int, windowing: bool = True):
     home = tmp / "home"
     labconfig = home / "config" / "labconfig"
     labconfig.mkdir(parents=True)
+    if not windowing:  # render every cell, not only those near the viewport
+        tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
+        tracker.mkdir(parents=True)
+        (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     (labconfig / "page_config.json").write_text(  # no "Jupyter news?" pop-up
         '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
     env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
@@ -216,3 +230,120 @@ def test_pytorch_stepper_in_jupyterlab(tmp_path):
             path=str(ARTIFACTS / "stepper_torch.png"))
         play_to_the_end(page, total)
         assert page.get_by_text("b.grad").count() > 0
+
+
+# -- stored lessons, opened fresh (untrusted), nothing run ------------------------------------
+LESSONS = Path(os.environ.get("AUTOGRAD_KIT_LESSONS", ROOT / "lessons"))
+EDITIONS = ("", "zh", "ru")
+SVG_TITLE = "%3"  # Graphviz's graph title: the first text a stripped inline SVG leaves
+
+
+def picture_outputs(cell) -> int:
+    """How many of a stored cell's outputs are pictures: a graph (SVG, or an
+    <img> of one), a widget's still copy holding one, a PNG chart."""
+    count = 0
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        html = "".join(data.get("text/html", ""))
+        if ("image/svg+xml" in data or "image/png" in data or "<svg" in html
+                or "data:image/svg+xml" in html):
+            count += 1
+    return count
+
+
+def lessons_with_pictures() -> list[tuple[str, Path]]:
+    found = []
+    for edition in EDITIONS:
+        for path in sorted((LESSONS / edition).glob("*.ipynb")):
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            if any(picture_outputs(c) for c in nb["cells"]):
+                found.append((f"{edition or 'en'}/{path.name}", path))
+    return found
+
+
+CELLS = "window.jupyterapp.shell.currentWidget.node.querySelectorAll('.jp-Notebook .jp-Cell')"
+CELL_PICTURES = """([i, n]) => {
+  const cell = """ + CELLS + """[i];
+  const area = cell && cell.querySelector('.jp-OutputArea');
+  if (!area) return {images: 0, text: ''};
+  const shown = [...area.querySelectorAll('img')].filter(
+      img => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0);
+  return {images: shown.length, text: area.innerText};
+}"""
+
+
+def open_untrusted(page, base: str, rel: str, n_cells: int) -> None:
+    page.goto(f"{base}/lab/tree/{rel}?reset", timeout=60_000)  # no tabs restored
+    page.wait_for_function(
+        "n => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return !!w && w.node.querySelectorAll('.jp-Notebook .jp-Cell').length === n; }",
+        arg=n_cells, timeout=60_000)
+    page.wait_for_function(  # every stored image decoded
+        "() => [...document.querySelectorAll('.jp-OutputArea img')].every(i => i.complete)",
+        timeout=60_000)
+
+
+def test_stored_lessons_show_their_pictures_untrusted(tmp_path):
+    """The stored outputs of every lesson with pictures, in every edition, as a
+    fresh (untrusted) JupyterLab shows them without running anything."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("jupyterlab")
+    lessons = lessons_with_pictures()
+    if not lessons:
+        pytest.skip(f"no lesson with stored pictures under {LESSONS}")
+    for rel, path in lessons:  # copies: nothing in the repository is touched or trusted
+        target = tmp_path / "nb" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc, log = start_lab(tmp_path, port, windowing=False)
+    problems = []
+    try:
+        wait_for_server(base, proc)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = None
+            try:
+                for rel, path in lessons:
+                    if page is not None:
+                        page.close()
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+                    open_untrusted(page, base, rel, len(cells))
+                    for i, cell in enumerate(cells):
+                        wanted = picture_outputs(cell)
+                        if not wanted:
+                            continue
+                        got = page.evaluate(CELL_PICTURES, [i, wanted])
+                        if got["images"] < wanted:
+                            problems.append(f"{rel} cell {i}: {got['images']} of {wanted} "
+                                            f"pictures shown; text {got['text'][:80]!r}")
+                        if "<Graph:" in got["text"] or SVG_TITLE in got["text"]:
+                            problems.append(f"{rel} cell {i}: a picture shown as text "
+                                            f"{got['text'][:80]!r}")
+                    if rel == SCREENSHOT_LESSON:
+                        shoot(page, cells)
+            except Exception:
+                if page is not None:
+                    page.screenshot(path=str(ARTIFACTS / "lessons-failure.png"))
+                raise
+            finally:
+                browser.close()
+    finally:
+        stop_lab(proc, base)
+        log.close()
+    assert not problems, "\n".join(problems)
+
+
+SCREENSHOT_LESSON = "en/02_dynamic_graph.ipynb"
+
+
+def shoot(page, cells) -> None:
+    """The first cell with a graph picture and the cell before it, as a reader
+    sees them: ``test-artifacts/lesson_untrusted.png``."""
+    first = next(i for i, c in enumerate(cells) if picture_outputs(c))
+    cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(first)
+    cell.scroll_into_view_if_needed()
+    cell.screenshot(path=str(ARTIFACTS / "lesson_untrusted.png"))

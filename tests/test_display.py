@@ -46,6 +46,19 @@ def test_node_shows_the_picture_of_the_graph_below_it(ip):
     assert svg == fmt(ip, ip.user_ns["prod"].grad_fn)["image/svg+xml"]  # same every time
 
 
+@needs_renderer
+def test_node_picture_shows_in_an_untrusted_notebook_as_an_image(ip):
+    """Untrusted JupyterLab skips image/svg+xml and strips inline <svg> from HTML;
+    an <img> whose source is the SVG shows."""
+    import base64
+    data = fmt(ip, ip.user_ns["prod"].grad_fn)
+    html = data["text/html"]
+    assert "<svg" not in html and html.startswith('<img src="data:image/svg+xml;base64,')
+    payload = re.search(r"base64,([A-Za-z0-9+/=]+)", html).group(1)
+    assert base64.b64decode(payload).decode("utf-8") == data["image/svg+xml"]
+    assert 'alt="Computational graph' in html
+
+
 def test_node_picture_failure_leaves_the_text(ip, monkeypatch):
     def broken(source):
         raise render.RenderError("nothing can draw")
@@ -59,6 +72,7 @@ def test_unload_removes_the_node_formatters_and_restores_earlier_ones(ip):
     ip.run_line_magic("unload_ext", "autograd_kit")
     assert Node not in plain.type_printers
     assert Node not in ip.display_formatter.formatters["image/svg+xml"].type_printers
+    assert Node not in ip.display_formatter.mimebundle_formatter.type_printers
     assert "object at 0x" in fmt(ip, ip.user_ns["out"].grad_fn)["text/plain"]
 
     def mine(obj, p, cycle):

@@ -489,10 +489,10 @@ def test_what_to_install_is_said_in_the_language(monkeypatch, lang):
         advice = _(render.ADVICE)
         shown = graph._repr_mimebundle_()[0]["text/plain"]
         with pytest.raises(render.RenderError) as err:
-            render.render("digraph {}", "png")
-        needs = _("Writing {format} needs the Graphviz `dot` program; only svg can be drawn "
-                  "without it. Install Graphviz (e.g. `apt-get install graphviz`).").format(
-                      format="png")
+            render.render("digraph {}", "ps")
+        needs = _("Writing {format} needs the Graphviz `dot` program; without it, svg, png "
+                  "and pdf can be written. Install Graphviz (e.g. "
+                  "`apt-get install graphviz`).").format(format="ps")
     assert advice != render.ADVICE and "apt-get install graphviz" in advice
     assert shown.startswith(advice) and "Install Graphviz" not in shown
     assert str(err.value) == needs and "needs the Graphviz" not in needs

@@ -4,6 +4,7 @@ Tests of one renderer skip where it is missing; tests that hide ``dot`` from
 the PATH check the fallback.  The graphs here are small autograd_kit graphs, so
 these tests run without PyTorch.
 """
+import base64
 import os
 import re
 import subprocess
@@ -182,6 +183,21 @@ def test_repr_never_raises(monkeypatch):
     assert "digraph {" in bundle["text/plain"]
 
 
+def test_failure_text_shows_only_the_start_of_a_big_source(monkeypatch):
+    def broken(source):
+        raise RenderError("nothing can draw")
+    monkeypatch.setattr(render, "render_svg", broken)
+    x = ak.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(300):
+        y = y * 1.01
+    g = make_dot(y)
+    text = g._repr_mimebundle_()[0]["text/plain"]
+    assert text.startswith("nothing can draw\ndigraph {")
+    assert len(text.splitlines()) < 40 < len(g.source.splitlines())
+    assert "more lines" in text
+
+
 # -- the Graph object ------------------------------------------------------------------
 
 def any_renderer():
@@ -195,21 +211,27 @@ def test_mimebundle_with_a_renderer():
     any_renderer()
     g = make_dot(example()[2])
     bundle, metadata = g._repr_mimebundle_()
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"}
     assert bundle["text/plain"] == "<Graph: 7 nodes, 6 edges>" == repr(g)
     assert bundle["image/svg+xml"] == g.svg()
+    # the same picture as an <img>: the one an untrusted notebook shows
+    html = bundle["text/html"]
+    assert html.startswith('<img src="data:image/svg+xml;base64,') and "<svg" not in html
+    payload = html.split("base64,", 1)[1].split('"', 1)[0]
+    assert base64.b64decode(payload).decode("utf-8") == g.svg()
     assert metadata == {"image/svg+xml": {"alt": g.alt}}
     assert set(g._repr_mimebundle_(include={"text/plain"})[0]) == {"text/plain"}
     assert g._repr_mimebundle_(include={"text/plain"})[1] == {}
-    assert set(g._repr_mimebundle_(exclude={"text/plain"})[0]) == {"image/svg+xml"}
+    assert set(g._repr_mimebundle_(exclude={"text/plain"})[0]) == {"text/html",
+                                                                   "image/svg+xml"}
 
 
 def test_save_and_pipe(tmp_path, monkeypatch):
     g = make_dot(example()[2])
     assert g.save(tmp_path / "g.dot").read_text() == g.source
     assert g.save(tmp_path / "g.gv").read_text() == g.source
-    with pytest.raises(ValueError, match="format"):
-        g.save(tmp_path / "g.bmpx")
+    # any other name gets the DOT source, as graphviz's save does
+    assert g.save(tmp_path / "g.bmpx").read_text() == g.source
     any_renderer()
     assert g.save(tmp_path / "g.svg").read_text() == g.svg()
     assert g.pipe("svg") == g.svg().encode()
@@ -218,7 +240,7 @@ def test_save_and_pipe(tmp_path, monkeypatch):
         assert g.pipe("pdf")[:4] == b"%PDF"
     hide_dot(monkeypatch)
     with pytest.raises(RenderError, match="`dot`"):
-        g.save(tmp_path / "h.png")
+        g.save(tmp_path / "h.ps")  # PostScript only from the system Graphviz
 
 
 def test_graph_is_a_graph():

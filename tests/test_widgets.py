@@ -18,6 +18,14 @@ def text(html: str) -> str:
     return h.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)))
 
 
+def images(html: str) -> list[str]:
+    """The SVG documents held by the ``<img src="data:image/svg+xml;base64,...">``
+    elements of ``html``."""
+    import base64
+    return [base64.b64decode(m).decode("utf-8") for m in
+            re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)]
+
+
 def small_graph():
     x = ak.tensor(2.0, requires_grad=True)
     w = ak.tensor(3.0, requires_grad=True)
@@ -455,7 +463,10 @@ def test_output_bundle_has_a_still_copy(make):
     bundle = widget._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle  # the live view stays
     still = bundle["text/html"]
-    assert "<svg" in still and "<script" not in still
+    # pictures as <img> with the SVG inside: an untrusted notebook strips inline <svg>
+    assert "<svg" not in still and "<script" not in still
+    pictures = images(still)
+    assert pictures and all(p.startswith("<svg") and "</svg>" in p for p in pictures)
     shown = text(still)
     for h in html_children(widget):  # every panel's text is in it
         assert text(h.value).strip() in shown
@@ -466,7 +477,8 @@ def test_still_copy_of_the_stepper_shows_the_current_step():
     s = stepped()
     still = s._repr_mimebundle_()["text/html"]
     assert "Step 2 of 5: MulBackward0" in text(still)
-    assert s.picture.value in still  # the picture, coloured as now
+    svg = re.search(r"<svg\b.*</svg>", s.picture.value, re.S).group(0)
+    assert svg in images(still)  # the picture, coloured as now
     assert "steps: 2 / 5" in text(still)
 
 
@@ -475,7 +487,8 @@ def test_still_copy_escapes_names():
     s = BackwardStepper(x * x, names={"<img src=x onerror=alert(1)>": x})
     s.run()
     still = s._repr_mimebundle_()["text/html"]
-    assert "<img" not in still and "&lt;img src=x onerror=alert(1)&gt;" in still
+    assert "<img src=x" not in still and "&lt;img src=x onerror=alert(1)&gt;" in still
+    assert all("&lt;img src=x onerror=alert(1)&gt;" in p for p in images(still))
 
 
 def test_legend_explains_the_dashed_saved_tensor_lines():
@@ -634,3 +647,127 @@ def test_a_wide_graph_is_scaled_to_the_pictures_width():
     assert "ak-picture" in s.picture._dom_classes
     assert s.picture.value.startswith(FIT_CSS) and "<svg" in s.picture.value
     assert ".ak-picture svg" in FIT_CSS and "max-width: 100%" in FIT_CSS
+
+
+# -- a bench driven from Python shows its new state under the cell that drove it ----------
+class FakeKernelShell:
+    """Stands for the notebook's shell: its execution count tells cells apart;
+    ``end_cell()`` fires its post_execute callbacks, as IPython does."""
+
+    def __init__(self):
+        self.execution_count = 1
+        self.shown = []  # (what happened, display id, the still copy's text)
+        self.callbacks = []
+        shell = self
+
+        class Events:
+            def register(self, event, fn):
+                assert event == "post_execute"
+                shell.callbacks.append(fn)
+
+            def unregister(self, event, fn):
+                shell.callbacks.remove(fn)
+        self.events = Events()
+
+    def end_cell(self):
+        for fn in list(self.callbacks):
+            fn()
+        self.execution_count += 1
+
+
+@pytest.fixture
+def kernel(monkeypatch):
+    from autograd_kit.widgets import _common
+    shell = FakeKernelShell()
+
+    def display(obj):
+        shell.shown.append(("display", f"d{len(shell.shown)}", text(obj.still_html())))
+        return shell.shown[-1][1]
+
+    def update(obj, display_id):
+        shell.shown.append(("update", display_id, text(obj.still_html())))
+
+    monkeypatch.setattr(_common, "_kernel_shell", lambda: shell)
+    monkeypatch.setattr(_common, "_display", display)
+    monkeypatch.setattr(_common, "_update", update)
+    return shell
+
+
+def test_driving_a_displayed_stepper_shows_it_once_per_cell(kernel):
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s.step()  # never displayed: a check cell's stepper shows nothing
+    assert kernel.shown == []
+    s._repr_mimebundle_()  # the cell that shows it
+    kernel.end_cell()
+    s.reset()
+    s.step()
+    s.step()
+    assert [k for k, *_ in kernel.shown] == ["display"]
+    kernel.end_cell()  # the cell's end: its one output updated to the last state
+    assert [k for k, *_ in kernel.shown] == ["display", "update"]
+    assert len({d for _k, d, _t in kernel.shown}) == 1  # one output, updated
+    assert "Step 2 of 5" in kernel.shown[-1][2]
+    assert kernel.callbacks == []
+    s.run()
+    kernel.end_cell()
+    assert kernel.shown[-1][0] == "display" and kernel.shown[-1][1] != kernel.shown[0][1]
+    assert "Backward pass complete" in kernel.shown[-1][2]
+    kernel.end_cell()
+    assert len(kernel.shown) == 3  # a cell that does not drive it shows nothing
+
+
+def test_clicks_and_the_slider_show_nothing_new(kernel):
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s._repr_mimebundle_()
+    s.step_button.click()
+    s.slider.value = 3
+    s.reset_button.click()
+    assert kernel.shown == []
+    a = AccumulationDemo()
+    a._repr_mimebundle_()
+    a.backward_button.click()
+    assert kernel.shown == []
+    a.backward()
+    assert [k for k, *_ in kernel.shown] == ["display"]
+
+
+def test_inplace_still_copy_shows_every_case_tried(kernel):
+    d = InplaceDemo(case="saved slice")
+    d._repr_mimebundle_()
+    kernel.end_cell()
+    for case in ("leaf", "non-leaf", "saved slice", "clone"):
+        d.attempt(case)
+    kernel.end_cell()
+    assert [k for k, *_ in kernel.shown] == ["display", "update"]
+    shown = kernel.shown[-1][2]
+    for title in ("on a leaf", "on a non-leaf", "on a slice of a saved tensor", "on a clone()"):
+        assert title in shown
+    assert shown.count("Accepted: every line ran.") == 2
+    assert shown.count("Refused at") == 2
+
+
+# -- params=, as make_dot takes it ------------------------------------------------------------
+def _params_case(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh(), lib.nn.Linear(2, 1))
+    x = lib.ones(4, 3)
+    loss = model(x).pow(2).mean()
+    return model, loss
+
+
+@pytest.mark.parametrize("engine", ["autograd_kit", "torch"])
+def test_stepper_shows_parameter_names(engine):
+    lib = ak if engine == "autograd_kit" else pytest.importorskip("torch")
+    model, loss = _params_case(lib)
+    params = dict(model.named_parameters())
+    s = BackwardStepper(loss, params=params)
+    labels = [n.lines[0] for n in s._graph.nodes if n.kind == "leaf"]
+    assert sorted(labels) == sorted(params)  # "0.weight", "0.bias", "2.weight", "2.bias"
+    s.run()
+    shown = text(s.status.value) + " " + text(s.panel.value)
+    for name in params:
+        assert f"{name}.grad" in shown
+    for p in params.values():
+        assert p.grad is not None  # the pass really ran

@@ -5,6 +5,7 @@ Nothing here knows how backward works; it only formats what the engine reports.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -13,6 +14,7 @@ import ipywidgets as W
 from autograd_kit.autograd import backward_steps
 from autograd_kit.i18n import N_, _, get_language, language
 from autograd_kit.viz import access, labels
+from autograd_kit.viz.embed import svgs_as_images
 from autograd_kit.viz.error_facts import error_facts
 
 TABLE = ("<style>.ak-table td, .ak-table th {padding: 1px 8px; text-align: left; "
@@ -245,10 +247,12 @@ def _width(widget) -> str:
 
 def still_html(widget) -> str:
     """The widget tree as plain HTML: HTML widgets as they are (already escaped
-    by whoever filled them), boxes as rows or columns, buttons greyed out,
-    sliders as ``steps: 3 / 7``.  This is what a page shows without a kernel."""
+    by whoever filled them), each inline SVG made an ``<img>`` so that an
+    untrusted notebook shows it (:mod:`autograd_kit.viz.embed`), boxes as rows
+    or columns, buttons greyed out, sliders as ``steps: 3 / 7``.  This is what a
+    page shows without a kernel."""
     if isinstance(widget, W.HTML):
-        return f"<div style='{_width(widget)}'>{widget.value}</div>"
+        return f"<div style='{_width(widget)}'>{svgs_as_images(widget.value)}</div>"
     if isinstance(widget, W.Button):
         return (f"<button disabled style='margin:2px'>{esc(widget.description)}"
                 "</button>")
@@ -271,6 +275,65 @@ def still_html(widget) -> str:
     return f"<span style='margin:2px 6px'>{esc(label)} {esc(value)}</span>"
 
 
+_UI = {"depth": 0}  # > 0 while a button or slider handler runs
+
+
+class from_ui:
+    """``with from_ui():`` -- what runs inside was asked for by a click or a
+    slider, not by a line of Python in a cell (see :func:`driving`)."""
+
+    def __enter__(self):
+        _UI["depth"] += 1
+
+    def __exit__(self, *exc):
+        _UI["depth"] -= 1
+
+
+def _kernel_shell():
+    """The IPython shell when this runs inside a notebook's kernel, else None
+    (a plain Python process, a terminal IPython, the tests)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
+
+
+def _display(obj):
+    from IPython.display import display
+    return display(obj, display_id=True).display_id
+
+
+def _update(obj, display_id: str) -> None:
+    from IPython.display import update_display
+    update_display(obj, display_id=display_id)
+
+
+def driving(method):
+    """Marks a public method that changes what a bench shows (``step()``,
+    ``backward()``, ``attempt()``...).
+
+    Called from a cell, on a bench that was displayed before, it shows the bench
+    again in that cell's output, once per cell however many calls the cell makes
+    (when the cell ends, that one output is updated to the state it left: a
+    loop of a hundred ``step()`` calls sends one update, not a hundred).  So a stored notebook keeps, under
+    the cell that drove the bench, a still copy of the state the cell left it
+    in; the copy under the cell that first showed the bench keeps the state it
+    was shown in.  With a kernel running, the new output is one more live view
+    of the same widget.  Clicks and the slider (:class:`from_ui`) show nothing new."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        self._driving_depth = getattr(self, "_driving_depth", 0) + 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._driving_depth -= 1
+            if self._driving_depth == 0 and _UI["depth"] == 0:
+                self._show_driven()
+    return wrapper
+
+
 class Bench(W.VBox):
     """Base of every widget here: a VBox with a deterministic text repr and,
     beside the live view, a still HTML copy for pages read without a kernel
@@ -283,6 +346,35 @@ class Bench(W.VBox):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lang = get_language()
+        self._shown = False              # displayed at least once
+        self._driven_output = None       # (cell's execution count, display id)
+
+    def _show_driven(self) -> None:
+        """Show the bench in the output of the cell that just drove it (see
+        :func:`driving`)."""
+        shell = _kernel_shell() if getattr(self, "_shown", False) else None
+        if shell is None:
+            return
+        count = shell.execution_count
+        try:
+            if self._driven_output is None or self._driven_output[0] != count:
+                self._driven_output = (count, _display(self))
+            elif not getattr(self, "_update_due", False):
+                self._update_due = True
+                shell.events.register("post_execute", self._update_driven)
+        except Exception:  # showing is a courtesy: never make the call fail
+            pass
+
+    def _update_driven(self, *_args) -> None:
+        """When the cell that drove the bench ends: its output shows the last state."""
+        shell = _kernel_shell()
+        self._update_due = False
+        try:
+            if shell is not None:
+                shell.events.unregister("post_execute", self._update_driven)
+            _update(self, self._driven_output[1])
+        except Exception:
+            pass
 
     def speaking(self):
         """``with self.speaking():`` -- the bench's own language."""
@@ -299,11 +391,17 @@ class Bench(W.VBox):
         """The current picture and panel as HTML (no script, names escaped)."""
         with self.speaking():
             note = _(STILL_NOTE)
+            body = self._still_body()
         return (f"<div class='ak-still' style='border:1px solid #ddd;padding:4px'>"
-                f"<div style='font-size:85%;color:#666'>{note}</div>"
-                f"{still_html(self)}</div>")
+                f"<div style='font-size:85%;color:#666'>{note}</div>{body}</div>")
+
+    def _still_body(self) -> str:
+        """The widget tree as HTML (:func:`still_html`); a bench whose live view
+        hides part of its state behind a choice shows it all here."""
+        return still_html(self)
 
     def _repr_mimebundle_(self, **kwargs):
+        self._shown = True
         bundle = super()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict):
             bundle["text/plain"] = repr(self)
@@ -314,5 +412,8 @@ class Bench(W.VBox):
 def button(description: str, handler, tooltip: str = "", width: str = "auto") -> W.Button:
     b = W.Button(description=description, tooltip=tooltip or description,
                  layout=W.Layout(width=width))
-    b.on_click(lambda _b: handler())
+    def clicked(_b):
+        with from_ui():
+            handler()
+    b.on_click(clicked)
     return b

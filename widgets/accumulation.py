@@ -21,7 +21,7 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import access
 
-from ._common import TABLE, Bench, box, button, esc, explain, values
+from ._common import TABLE, Bench, box, button, driving, esc, explain, values
 from .plot import line_chart
 
 
@@ -82,11 +82,13 @@ class AccumulationDemo(Bench):
         self.loss = loss
 
     # -- the actions --------------------------------------------------------------
+    @driving
     def forward(self) -> None:
         """Build the loss again: a fresh graph (``.grad`` is kept)."""
         self._build_loss()
         self._record("forward (new graph)", None)
 
+    @driving
     def backward(self, retain_graph: bool = False) -> None:
         """``loss.backward(retain_graph=...)``; an engine error is shown in words."""
         action = "backward (retain_graph=True)" if retain_graph else "backward"
@@ -96,6 +98,7 @@ class AccumulationDemo(Bench):
             return self._record(action, err)
         self._record(action, None)
 
+    @driving
     def zero_grad(self) -> None:
         """``x.grad.zero_()`` (nothing to do while ``x.grad`` is None)."""
         if self.x.grad is not None:

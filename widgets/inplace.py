@@ -26,7 +26,8 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, Bench, box, button, esc, explain, picture_html, values
+from ._common import TABLE, Bench, box, button, driving, esc, explain, picture_html, \
+    still_html, values
 
 _SETUP = ("x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
           "y = x * 2\n"
@@ -178,6 +179,7 @@ class InplaceDemo(Bench):
         self.children = [W.HTML(problem), self.chooser, self.try_button, self.report]
         self._show()
 
+    @driving
     def attempt(self, key: str) -> Attempt:
         """Run case ``key`` (fresh tensors each time) and show the result."""
         if key not in CASES:
@@ -204,6 +206,18 @@ class InplaceDemo(Bench):
             self.report.value = (f"<pre style='margin:2px 0'>{esc(spoken(setup))}\n<b>"
                                  f"{esc(spoken(attempt))}"
                                  f"</b></pre><div>{press}</div>")
+
+    def _still_body(self) -> str:
+        """Without a kernel the cases can't be switched: the still copy shows the
+        report of every case tried so far, in the chooser's order, under its title."""
+        if len(self.results) < 2:
+            return still_html(self)
+        head = "".join(still_html(w) for w in self.children if w is not self.report)
+        reports = "".join(
+            f"<div style='margin-top:6px'><b>{esc(_(CASES[k][0]))}</b>"
+            f"{still_html(W.HTML(attempt_html(self.results[k])))}</div>"
+            for k in CASES if k in self.results)
+        return head + reports
 
     def describe(self) -> str:
         done = ", ".join(f"{k}: {_('accepted') if a.accepted else _('refused')}"

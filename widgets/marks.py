@@ -8,8 +8,9 @@ The picture is laid out once; every step only recolours boxes through
 * saved tensors freed (``retain_graph=False``): grey, once every node that
   saved them has run; a saved tensor that was already freed when the picture
   was drawn (its box is marked ``freed``; its label says so in the kit's
-  language) is grey from the start, so label and colour never disagree.  (A saved tensor hangs off the op that saved it by a
-  dashed line: no gradient flows along it; the legend says so.)
+  language) is grey from the start, so label and colour never disagree.  (A
+  saved tensor hangs off the op that saved it by a dashed line: no gradient
+  flows along it; the legend says so.)
   Nodes not reached yet keep the theme's colours.
 
 A replayed pass (PyTorch's) is drawn before its real pass runs, so at step 0,

@@ -81,6 +81,8 @@ WORDS = {
 
 
 FORMULAS = N_("Formulas (from the op's table):")
+#: a node with many inputs (``cat`` of 10,000 tensors) lists its first and last edges
+FIRST_ROWS, LAST_ROWS = 8, 4
 
 
 def family(node) -> str:
@@ -124,8 +126,11 @@ def _product_holds(g, local, out) -> bool:
     return bool(np.allclose(a * b, c, rtol=1e-6, atol=1e-12, equal_nan=True))
 
 
-def _target(node, i: int, index: dict) -> str:
-    nxt = node.next_functions[i][0] if i < len(node.next_functions) else None
+def _target(nexts: tuple, i: int, index: dict) -> str:
+    """Where edge ``i`` leads; ``nexts`` is the node's ``next_functions``, read once
+    per step (PyTorch and the kit build that tuple anew on every read: per edge, a
+    node with 10,000 inputs would take seconds)."""
+    nxt = nexts[i][0] if i < len(nexts) else None
     if nxt is None:
         return _("nowhere (this input does not require grad)")
     var = access.leaf_variable(nxt)
@@ -134,8 +139,7 @@ def _target(node, i: int, index: dict) -> str:
     return access.node_name(nxt)
 
 
-def _input_name(node, i: int) -> str:
-    names = access.input_names(node)
+def _input_name(names: tuple, i: int) -> str:
     return names[i] if i < len(names) else _("input {i}").format(i=i)
 
 
@@ -173,10 +177,18 @@ def edges_html(step, local, index: dict) -> list[str]:
     """One line per edge: where the gradient goes and how it was computed."""
     node, g = step.node, step.grad_in
     texts = access.formula_text(node)
+    nexts, names = tuple(getattr(node, "next_functions", ())), access.input_names(node)
     rows = []
+    count = len(step.grads_out)
     for i, out in enumerate(step.grads_out):
-        name = _input_name(node, i)
-        where = esc(_target(node, i, index))
+        if FIRST_ROWS <= i < count - LAST_ROWS:  # a node with thousands of inputs
+            if i == FIRST_ROWS:
+                more = count - FIRST_ROWS - LAST_ROWS
+                rows.append("<li>" + esc(ngettext("… {n} more edge …", "… {n} more edges …",
+                                                  more).format(n=f"{more:,}")) + "</li>")
+            continue
+        name = _input_name(names, i)
+        where = esc(_target(nexts, i, index))
         if out is None:
             rows.append(f"<li><b>{esc(name)}</b> → {where}: {_('no gradient sent')}"
                         "</li>")

@@ -24,8 +24,8 @@ from autograd_kit.i18n import _, ngettext
 from autograd_kit.viz import access, make_dot
 
 from . import marks, panel
-from ._common import ENGINE, Bench, box, button, esc, explain, grad_label, \
-    name_index, picture_html, spaced, values, who_text
+from ._common import ENGINE, Bench, box, button, driving, esc, explain, from_ui, \
+    grad_label, name_index, picture_html, spaced, values, who_text
 
 
 class BackwardStepper(Bench):
@@ -34,18 +34,20 @@ class BackwardStepper(Bench):
     ``root`` is a tensor of autograd_kit or of PyTorch.  Buttons Step / Back /
     Run / Reset and a Play + slider drive it; from Python, ``step()``, ``back()``,
     ``run()``, ``reset()``, ``go_to(n)``, ``run_again()``.
-    ``names`` (e.g. ``globals()``) labels tensors with their variable names (and
-    tells PyTorch's adapter which tensors may ``retain_grad()``: its nodes do not
+    ``params`` (``dict(model.named_parameters())``, as ``make_dot`` takes it) and
+    ``names`` (e.g. ``globals()``) label tensors with their names (and
+    tell PyTorch's adapter which tensors may ``retain_grad()``: its nodes do not
     know their output tensors);
     ``show_saved`` draws saved tensors (greyed out as they are freed);
     ``max_nodes`` folds long chains of a big graph (a fold is coloured as one box)."""
 
     def __init__(self, root, gradient=None, retain_graph: bool = False, names=None, *,
-                 show_saved: bool = True, theme: str = "light",
+                 params=None, show_saved: bool = True, theme: str = "light",
                  max_nodes: int | None = None) -> None:
         super().__init__()
         self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
-        self._index = name_index(names)
+        params = dict(params or {})  # dict(model.named_parameters()), as make_dot takes
+        self._index = {**name_index(names), **name_index(params)}
         self._steps: list = []
         self._pass = None                            # the iterator of the current pass
         self._source = None                          # the engine's adapter
@@ -62,10 +64,12 @@ class BackwardStepper(Bench):
         else:
             if root.grad_fn is not None or root.requires_grad:
                 # drawn first: a recorded pass may free the saved values it shows
-                self._graph = make_dot(root, names=names, show_saved=show_saved,
-                                       theme=theme, max_nodes=max_nodes)
+                self._graph = make_dot(root, params=params, names=names,
+                                       show_saved=show_saved, theme=theme,
+                                       max_nodes=max_nodes)
                 self._saved_boxes = marks.saved_box_owners(self._graph)
-            known = [t for t in dict(names or {}).values() if access.is_tensor(t)]
+            known = [t for t in [*dict(names or {}).values(), *params.values()]
+                     if access.is_tensor(t)]
             self._source = access.backward_pass(root, gradient, self.retain_graph, known)
             self.total, self._ahead = self._source.total, self._source.stopper
             if self.total == 0 and self._ahead is not None:
@@ -119,6 +123,7 @@ class BackwardStepper(Bench):
     def finished(self) -> bool:
         return self.problem is None and self.position == self.total and self._ahead is None
 
+    @driving
     def step(self) -> None:
         """One node further; at the end of a pass, a second full pass."""
         if self.problem is not None:
@@ -130,20 +135,24 @@ class BackwardStepper(Bench):
             return self.run_again()
         self._render()
 
+    @driving
     def back(self) -> None:
         """One step back (grads and freed buffers restored exactly)."""
         self.go_to(self.position - 1)
 
+    @driving
     def run(self) -> None:
         """To the end of the pass: the same ``.grad`` values as ``root.backward()``."""
         if self.problem is None:
             self._advance(self.total - self.position + (self._ahead is not None))
         self._render()
 
+    @driving
     def reset(self) -> None:
         """Back to the state before the first step."""
         self.go_to(0)
 
+    @driving
     def go_to(self, n: int) -> None:
         """Stand after step ``n`` (0 = before the first)."""
         if self.problem is not None:
@@ -154,6 +163,7 @@ class BackwardStepper(Bench):
         self._advance(n - self.position)
         self._render()
 
+    @driving
     def run_again(self) -> None:
         """After a finished pass, run backward once more, as a second
         ``root.backward()`` would: without ``retain_graph`` the engine refuses."""
@@ -214,7 +224,8 @@ class BackwardStepper(Bench):
 
     def _on_slider(self, change) -> None:
         if not self._syncing:
-            self.go_to(change["new"])
+            with from_ui():
+                self.go_to(change["new"])
 
     def _render(self) -> None:
         with self.speaking():

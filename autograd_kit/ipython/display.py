@@ -4,8 +4,10 @@
 (unloading takes them away again):
 
 * a ``grad_fn`` node, such as ``y.grad_fn``, shows as a picture of the graph
-  below it; its text is ``<MulBackward0>`` (PyTorch's repr carries a memory
-  address, which changes every run and breaks stored notebook outputs);
+  below it: an ``<img>`` of the SVG in ``text/html``, which shows even in a
+  notebook opened fresh (untrusted, see :mod:`autograd_kit.viz.embed`), beside
+  the SVG itself; its text is ``<MulBackward0>`` (PyTorch's repr carries a
+  memory address, which changes every run and breaks stored notebook outputs);
 * a tensor keeps PyTorch's text.  ``%autograd_display card`` adds a small HTML
   card (value, shape, dtype, leaf / requires_grad / grad_fn, grad) and
   ``%autograd_display text`` removes it.  The text stays in every output, so
@@ -57,14 +59,33 @@ def node_text(node, p, cycle) -> None:
     p.text(f"<{node.name().rsplit('::', 1)[-1]}>")
 
 
-def node_svg(node) -> str | None:
-    """The picture of the graph below ``node``, or None if it can't be drawn
-    (the text is then shown alone)."""
+def node_graph(node):
+    """The picture of the graph below ``node`` (an unrendered
+    :class:`autograd_kit.viz.Graph`)."""
     from ..viz import make_dot
+    return make_dot(node, names=_namespace(), max_nodes=NODE_PICTURE_MAX)
+
+
+def node_svg(node) -> str | None:
+    """The SVG of the graph below ``node``, or None if it can't be drawn."""
     try:
-        return make_dot(node, names=_namespace(), max_nodes=NODE_PICTURE_MAX).svg()
+        return node_graph(node).svg()
     except Exception:  # a display hook must never make a cell fail
         return None
+
+
+def node_bundle(node, include=None, exclude=None):
+    """``(data, metadata)``: the picture as ``text/html`` (an ``<img>``, shown in
+    untrusted notebooks too) and ``image/svg+xml``, drawn once; empty when it
+    can't be drawn (the text is then shown alone)."""
+    try:
+        data, metadata = node_graph(node)._repr_mimebundle_(include, exclude)
+    except Exception:  # a display hook must never make a cell fail
+        return {}, {}
+    data.pop("text/plain", None)  # the short text comes from node_text
+    if "image/svg+xml" not in data and "text/html" not in data:
+        return {}, {}
+    return data, metadata
 
 
 # -- tensors ---------------------------------------------------------------------
@@ -122,18 +143,26 @@ def _card(t) -> str:
 
 
 # -- registering ------------------------------------------------------------------
+MIMEBUNDLE = "mimebundle"  # IPython's formatter of whole bundles, not one mime type
+
+
+def _formatter(shell, mime: str):
+    display = shell.display_formatter
+    return display.mimebundle_formatter if mime == MIMEBUNDLE else display.formatters[mime]
+
+
 def _register(shell, mime: str, cls, func) -> None:
     """Register ``func`` and remember what it replaced, to put it back later.
     ``cls`` is a class or a ``"module.Class"`` name (IPython then finds the
     class when the first instance is shown)."""
-    old = shell.display_formatter.formatters[mime].for_type(cls, func)
+    old = _formatter(shell, mime).for_type(cls, func)
     _state["saved"].setdefault((mime, cls), old)
 
 
 def _unregister(shell, mime: str, cls) -> None:
     if (mime, cls) not in _state["saved"]:
         return  # not ours: leave it alone
-    formatter = shell.display_formatter.formatters[mime]
+    formatter = _formatter(shell, mime)
     old = _state["saved"].pop((mime, cls))
     if old is not None:
         formatter.for_type(cls, old)
@@ -165,10 +194,10 @@ def install(shell) -> None:
     """Register the node picture, and the tensor card if its mode is on."""
     _state["shell"] = shell
     _register(shell, "text/plain", Node, node_text)
-    _register(shell, "image/svg+xml", Node, node_svg)
+    _register(shell, MIMEBUNDLE, Node, node_bundle)
     from . import torch_nodes  # PyTorch's nodes: one class per kind of node
     torch_nodes.install(shell, lambda sh, cls: (_register(sh, "text/plain", cls, node_text),
-                                                 _register(sh, "image/svg+xml", cls, node_svg)))
+                                                 _register(sh, MIMEBUNDLE, cls, node_bundle)))
     set_mode(_state["mode"])
 
 

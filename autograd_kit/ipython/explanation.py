@@ -77,7 +77,7 @@ class Explanation:
         svg, note = "", ""
         if self.root is not None:
             try:
-                svg = self.picture().svg()
+                svg = self.picture().html()  # an <img>: shows in untrusted notebooks
             except Exception as err:  # no renderer: the words still help
                 note = _("(no picture: {error})").format(error=err)
         text = self.text() + (f"\n  {note}" if note else "")

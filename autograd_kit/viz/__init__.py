@@ -7,12 +7,18 @@ The pipeline has one module per step:
 
 * :mod:`.model`     graph -> plain data (boxes and arrows), iterative walk;
   :mod:`.constants` finds the inputs that need no gradient (forward view);
-* :mod:`.fold`      long chains folded into one box (``max_nodes``);
+* :mod:`.fold`      long chains and wide fans of inputs folded into one box
+  (``max_nodes``);
+* :mod:`.hubs`      a box used by many operations drawn once per use (fast layout);
 * :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping,
-  and the key of ``legend=True`` (:mod:`.legend`);
+  and the key of ``legend=True`` (:mod:`.legend`); :mod:`.attributes` says which
+  DOT attributes callers may set and cleans names;
 * :mod:`.render`    DOT -> SVG, by the system Graphviz or Graphviz in WebAssembly;
+  :mod:`.raster` makes PNG and PDF from the SVG without a system Graphviz;
 * :mod:`.describe`  the picture in words, its text alternative (alt text);
-* :mod:`.picture`   the :class:`Graph` object that notebooks display;
+* :mod:`.picture`   the :class:`Graph` object that notebooks display, shown as an
+  ``<img>`` too (:mod:`.embed`) so untrusted notebooks show it, and answering
+  torchviz's ``graphviz.Digraph`` idioms (:mod:`.digraph`);
 * :mod:`.svgpatch`  recolouring a rendered SVG without a new layout.
 
 Everything reads the graph by duck typing (:mod:`.access`), so autograd_kit's
@@ -25,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from . import access
+from . import access, attributes
 from .fold import fold_chains
 from .model import Options, build
 from .picture import Graph
@@ -59,7 +65,10 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
     * ``view``: ``"backward"`` (grad_fn graph, as torchviz) or ``"forward"``
       (tensors and ops as in a textbook);
     * ``highlight``: tensors or nodes drawn with ``highlight_style`` (thick red
-      border by default); ``node_styles``: ``{tensor_or_node: {DOT attrs}}``;
+      border by default); ``node_styles``: ``{tensor_or_node: {DOT attrs}}``
+      (attributes of the look only: links and files are refused, see
+      :mod:`.attributes`); names are cleaned of line breaks and control
+      characters;
     * ``max_nodes`` / ``unfold``: fold long chains of big graphs (see :mod:`.fold`);
     * ``theme``: ``"light"``, ``"dark"``, ``"print"`` or a theme dict;
       ``graph_attr``: extra DOT graph attributes (``{"rankdir": "LR"}``);
@@ -80,11 +89,16 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
                    named=[t for _, t in named])
     data = fold_chains(build(roots, opts), max_nodes, unfold).finish()
     chosen = get_theme(theme)
-    mark = highlight_style if highlight_style is not None else chosen.get("highlight", {})
+    if isinstance(theme, dict):
+        attributes.check_theme(chosen)
+    graph_attr = attributes.check(graph_attr, attributes.GRAPH, "graph_attr")
+    mark = (attributes.check(highlight_style, attributes.NODE, "highlight_style")
+            if highlight_style is not None else chosen.get("highlight", {}))
     if access.is_tensor(highlight) or access.is_node(highlight) or isinstance(highlight, str):
         highlight = [highlight]
     styles = [(obj, mark) for obj in (highlight or ())]
-    styles += list((node_styles or {}).items())
+    styles += [(obj, attributes.check(style, attributes.NODE, "node_styles"))
+               for obj, style in (node_styles or {}).items()]
     return Graph(data, chosen, graph_attr, styles, alt=alt, legend=legend)
 
 
@@ -94,13 +108,13 @@ def _names(params, names) -> list[tuple[str, object]]:
     for name, t in dict(params or {}).items():
         if not access.is_tensor(t):
             raise TypeError(f"params[{name!r}] is a {type(t).__name__}, not a tensor")
-        pairs.append((str(name), t))
+        pairs.append((attributes.clean_name(name), t))
     for name, t in (names or {}).items():
         if isinstance(name, str) and not name.startswith("_") and access.is_tensor(t):
-            pairs.append((name, t))
+            pairs.append((attributes.clean_name(name), t))
     seen, unique = set(), []
     for name, t in pairs:
-        if id(t) not in seen:
+        if name and id(t) not in seen:
             seen.add(id(t))
             unique.append((name, t))
     return unique

@@ -66,11 +66,18 @@ def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
     kinds = theme.get("kinds", {})
     for node in data.nodes:
         a = {"id": node.id, "label": "\n".join(node.lines),
-             **kinds.get(node.kind, {}), **styles.get(node.id, {})}
+             **kinds.get(node.kind, {}), **styles.get(node.copy_of or node.id, {})}
+        if node.copy_of:  # a copy of a much-used box (see .hubs): dashed border
+            style = str(a.get("style", theme.get("node", {}).get("style", "")))
+            a["style"] = ",".join([p for p in style.split(",") if p and p != "solid"]
+                                  + ["dashed"])
         lines.append(f"\t{node.id} {attrs(a)}")
     edge_kinds = theme.get("edges", {})
+    copies = {n.id for n in data.nodes if n.copy_of}
     for k, edge in enumerate(data.edges):
         a = {"id": f"e{k}", **edge_kinds.get(edge.kind, {})}
+        if edge.tail in copies or edge.head in copies:
+            a.pop("constraint", None)  # a copy sits beside its use, in rank
         if edge.label:
             a["label"] = edge.label
         lines.append(f"\t{edge.tail} -> {edge.head} {attrs(a)}")

@@ -10,10 +10,16 @@ the kit's current language, the op names as they are); the first and last
 made of and where it connects.  Saved-tensor boxes and constants that hang only
 on folded boxes disappear into the fold too.
 
+A node with very many inputs (``torch.cat`` of 10,000 tensors) is folded too:
+its inputs that feed nothing else, each with whatever feeds only it (a leaf
+and its ``AccumulateGrad``, say), are *branches*; all but the first and last
+:data:`KEEP` branches go into one box, ``… 19,992 nodes (AccumulateGrad
+×9,996, leaf ×9,996) …``, with one arrow into the node.
+
 Every chain long enough to fold gets an id, ``f0``, ``f1``, ... in graph order,
-whether or not it is folded; ``unfold={"f0"}`` keeps that one open and
-``unfold=True`` turns folding off.  Everything here is loops over lists: linear
-time, no recursion.
+then every wide node's branches, whether or not they are folded;
+``unfold={"f0"}`` keeps that one open and ``unfold=True`` turns folding off.
+Everything here is loops over lists: linear time, no recursion.
 """
 from __future__ import annotations
 
@@ -26,7 +32,8 @@ KEEP = 2          # boxes kept visible at each end of a folded chain
 MIN_FOLD = 2      # fold only when at least this many boxes disappear
 FOLDABLE = {"op", "fn", "tensor"}
 #: how a fold's label counts the boxes that are not ops (ops go by their names)
-COUNTED_AS = {"tensor": N_("tensor"), "saved": N_("saved")}
+COUNTED_AS = {"tensor": N_("tensor"), "saved": N_("saved"), "leaf": N_("leaf"),
+              "output": N_("output")}
 
 
 def hidden_count(ids: list[str]) -> int:
@@ -40,15 +47,21 @@ def count_text(n: int) -> str:
     return ngettext("{n} node", "{n} nodes", n).format(n=f"{n:,}")
 
 
-def chains(data: GraphData) -> list[list[str]]:
-    """The foldable runs of boxes (ids, in arrow order), in graph order."""
-    kinds = {n.id: n.kind for n in data.nodes}
+def _links(data: GraphData) -> tuple[dict, dict]:
+    """Each box's flow predecessors and successors (ids)."""
     preds: dict[str, list[str]] = {n.id: [] for n in data.nodes}
     succs: dict[str, list[str]] = {n.id: [] for n in data.nodes}
     for e in data.edges:
         if e.kind == "flow":
             succs[e.tail].append(e.head)
             preds[e.head].append(e.tail)
+    return preds, succs
+
+
+def chains(data: GraphData, links: tuple[dict, dict] | None = None) -> list[list[str]]:
+    """The foldable runs of boxes (ids, in arrow order), in graph order."""
+    kinds = {n.id: n.kind for n in data.nodes}
+    preds, succs = links or _links(data)
     link = {i for i in kinds
             if kinds[i] in FOLDABLE and len(preds[i]) == 1 and len(succs[i]) == 1}
     runs = []
@@ -64,19 +77,52 @@ def chains(data: GraphData) -> list[list[str]]:
     return runs
 
 
+def _branch(top: str, preds: dict, succs: dict) -> list[str]:
+    """``top`` and every box that feeds only boxes already in the branch (walked
+    upwards, breadth first)."""
+    members, inside, k = [top], {top}, 0
+    while k < len(members):
+        for p in preds[members[k]]:
+            if p not in inside and all(s in inside for s in succs[p]):
+                inside.add(p)
+                members.append(p)
+        k += 1
+    return members
+
+
+def fans(data: GraphData, links: tuple[dict, dict] | None = None) -> list[list[str]]:
+    """For each node with many inputs, in graph order: the boxes of its middle
+    branches (all but the first and last :data:`KEEP`), to fold into one."""
+    preds, succs = links or _links(data)
+    groups = []
+    for node in data.nodes:
+        own = [p for p in preds[node.id] if succs[p] == [node.id]]
+        if len(own) < 2 * KEEP + MIN_FOLD:
+            continue
+        middle = [i for p in own[KEEP:-KEEP] for i in _branch(p, preds, succs)]
+        if len(middle) >= MIN_FOLD:
+            groups.append(middle)
+    return groups
+
+
 def fold_chains(data: GraphData, max_nodes: int | None, unfold=None) -> GraphData:
-    """Fold the longest chains until at most ``max_nodes`` boxes remain (if it can)."""
+    """Fold the longest chains and the widest fans of inputs until at most
+    ``max_nodes`` boxes remain (if it can)."""
     if max_nodes is None or unfold is True or len(data.nodes) <= max_nodes:
         return data
     keep_open = {str(u) if str(u).startswith("f") else f"f{u}" for u in (unfold or ())}
-    runs = {f"f{k}": run[KEEP:-KEEP] for k, run in enumerate(chains(data))}
+    links = _links(data)
+    groups = [run[KEEP:-KEEP] for run in chains(data, links)] + fans(data, links)
+    runs = {f"f{k}": group for k, group in enumerate(groups)}
     chosen: dict[str, list[str]] = {}
+    taken: set[str] = set()
     count = len(data.nodes)
     for fid in sorted(runs, key=lambda f: -len(runs[f])):  # stable: ties keep graph order
         if count <= max_nodes:
             break
-        if fid not in keep_open:
+        if fid not in keep_open and taken.isdisjoint(runs[fid]):
             chosen[fid] = runs[fid]
+            taken.update(runs[fid])
             count -= len(runs[fid]) - 1
     if not chosen:
         return data
@@ -132,9 +178,12 @@ def _fold_box(fid: str, members: list[VNode]) -> VNode:
     """``… 9,996 nodes (MulBackward0 ×4,998, AddBackward0 ×4,998) …`` above
     ``fold f0``; the words in the current language, op names as they are."""
     counted = [n for n in members if n.kind != "const"]  # constants ride along
-    groups = Counter(n.title if n.kind in ("op", "fn") else
-                     _(COUNTED_AS[n.kind]) if n.kind in COUNTED_AS else n.kind
-                     for n in counted)
+    raw = Counter(n.title if n.kind in ("op", "fn", "acc") else (n.kind,) for n in counted)
+    groups = Counter()  # op names as they are; other kinds in the current language
+    for key, k in raw.items():
+        if isinstance(key, tuple):
+            key = _(COUNTED_AS[key[0]]) if key[0] in COUNTED_AS else key[0]
+        groups[key] += k
     parts = [f"{name} ×{k:,}" for name, k in groups.most_common(4)]
     if len(groups) > 4:
         parts.append("…")

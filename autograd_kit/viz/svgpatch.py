@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from .attributes import clean_text
+
 _GROUP = re.compile(r'<g id="([^"]+)" class="(node|edge|cluster)">')
 _TAG = re.compile(r"<(polygon|ellipse|path|polyline|text)\b[^>]*>")
 _ATTR = re.compile(r'\s([\w:-]+)="([^"]*)"')
@@ -108,7 +110,7 @@ def with_alt(svg: str, alt: str) -> str:
     match = _SVG_TAG.search(svg)
     if match is None or not alt:
         return svg
-    text = (str(alt).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = (clean_text(alt).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;"))
     opening = set_attrs(match.group(0), {"role": "img", "aria-label": text})
     return f"{svg[:match.start()]}{opening}\n<title>{text}</title>{svg[match.end():]}"

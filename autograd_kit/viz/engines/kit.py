@@ -23,6 +23,9 @@ from autograd_kit.tensor import Tensor
 from . import BackwardPass
 
 
+MAX_EDGES = 64  # local factors are worked out for nodes with at most this many inputs
+
+
 def local_factors(step) -> tuple | None:
     """The node's formulas applied to a gradient of ones: one tensor per edge.
 
@@ -31,8 +34,8 @@ def local_factors(step) -> tuple | None:
     would change ``.grad``) are not."""
     from autograd_kit import ones_like
     node = step.node
-    if not getattr(node, "formula_text", None):
-        return None
+    if not getattr(node, "formula_text", None) or len(step.grads_out) > MAX_EDGES:
+        return None  # a node with thousands of inputs (cat): its panel lists a few edges
     try:
         with no_grad():
             return tuple(node.apply(ones_like(step.grad_in)))
