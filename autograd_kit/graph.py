@@ -127,6 +127,15 @@ class Node:
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
 
+    def __call__(self, *grads):
+        """Run this node by hand, as PyTorch's ``grad_fn(grad)`` does: the gradients
+        for its ``next_functions``, one tensor when there is one entry, else a
+        tuple (``()`` for ``AccumulateGrad``, which adds into its leaf's ``.grad``)."""
+        if len(grads) != 1:
+            raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
+        out = self.apply(grads[0])
+        return out[0] if len(out) == 1 else out
+
     # -- what the engine calls ---------------------------------------------
     def apply(self, grad, needed=None):
         """Gradients for each entry of ``next_functions`` (None where not needed).
