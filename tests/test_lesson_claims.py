@@ -120,3 +120,24 @@ def test_lesson_13_is_said_to_build_on_lesson_12():
     for text in (markdown("00")["cell-02"], markdown("12")["e620024b"]):
         assert "nothing depends on it" not in text and "nothing later depends" not in text
         assert "only Lesson 13" in text
+
+
+def test_no_grad_error_and_the_three_switches_are_in_the_main_path():
+    cells = markdown("07")
+    assert "element 0 of tensors does not require grad" in cells["l7-element0-after"]
+    table = cells["l7-modes"]
+    for name in ("model.eval()", "no_grad()", "inference_mode()", "dropout", "version counters"):
+        assert name in table
+
+
+def test_examples_are_our_own_not_the_syllabus():
+    """Lesson 7's five-way table on a + b**2 and lesson 8's id() and also_w demos
+    followed a source text line by line; the lessons teach those points with
+    examples of their own."""
+    code7 = "\n".join(c.source for c in nbformat.read(next(LESSONS.glob("07_*.ipynb")),
+                                                       as_version=4).cells)
+    code8 = "\n".join(c.source for c in nbformat.read(next(LESSONS.glob("08_*.ipynb")),
+                                                       as_version=4).cells
+                      if c.get("id") != "cell-65")   # the PyTorch comparison
+    assert "a + b ** 2" not in code7 and "scores[2] / total" in code7
+    assert "also_w" not in code8 and "start = id(n)" not in code8
