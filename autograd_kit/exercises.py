@@ -189,9 +189,10 @@ def _value_problem(fn_cls, inputs, atol=1e-5, rtol=1e-3) -> str | None:
         if bad.any():
             r, c = divmod(int((abs(a - n) * bad).argmax()), n.shape[1])
             value = inputs[i].detach().reshape(-1)[c].item()
-            return _("gradcheck disagrees for input {i}: where it is {value}, d out[{r}] / "
-                     "d input[{c}] is {numerical} by central differences, but your backward "
-                     "gives {analytical} ({bad} of {size} Jacobian entries differ)").format(
+            return _("gradcheck disagrees for input {i}: at element [{c}] of input {i} (value "
+                     "{value}), d out[{r}] / d input{i}[{c}] is {numerical} by central "
+                     "differences, but your backward gives {analytical} ({bad} of {size} Jacobian "
+                     "entries differ)").format(
                 i=i, value=f"{value:.6g}", r=r, c=c, numerical=f"{n[r, c]:.6g}",
                 analytical=f"{a[r, c]:.6g}", bad=int(bad.sum()), size=bad.size)
     return None
