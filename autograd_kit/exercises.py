@@ -118,8 +118,10 @@ def check(title: str, answer: Any, expected: Any = None, *,
     if problem == OPEN:
         return _say_open(title)
     if problem:
-        hint = " " + _("Hint: {hint}").format(hint=hint) if hint else ""
-        print(_("{title}: not quite: {problem}.").format(title=title, problem=problem) + hint)
+        line = _("{title}: not quite: {problem}.").format(title=title, problem=problem)
+        if hint:  # no blank after a full-width full stop (Chinese)
+            line += ("" if line.endswith("。") else " ") + _("Hint: {hint}").format(hint=hint)
+        print(line)
         return
     print(_("{title}: correct.").format(title=title) + (f" {why}" if why else ""))
 

@@ -341,3 +341,9 @@ def test_every_lesson_has_an_exercise(path):
     assert exercise_triples(read(path)), (
         f"{path.name} has no exercise in the convention of autograd_kit/exercises.py "
         "(cells tagged exercise, exercise-check, solution)")
+
+
+def test_a_chinese_hint_follows_the_full_stop_without_a_blank(capsys):
+    with i18n.language("zh"):
+        out = said(capsys, "Ex", 2.0, 2.5, hint="h")
+    assert "。" in out and "。 " not in out

@@ -141,3 +141,24 @@ def test_examples_are_our_own_not_the_syllabus():
                       if c.get("id") != "cell-65")   # the PyTorch comparison
     assert "a + b ** 2" not in code7 and "scores[2] / total" in code7
     assert "also_w" not in code8 and "start = id(n)" not in code8
+
+
+def test_autograd_is_not_a_numerical_derivative():
+    cell = markdown("01")["l1-15"]
+    assert "never nudges" in cell and "exact rule" in cell
+
+
+def test_scaled_random_weights_are_not_leaves():
+    nb = nbformat.read(next(LESSONS.glob("01_*.ipynb")), as_version=4)
+    cells = {c.get("id"): c for c in nb.cells}
+    assert "* 0.01" in cells["l1-notleaf"].source
+    assert ".requires_grad_()" in cells["l1-notleaf-fix"].source
+    assert ".to(...)" in markdown("01")["l1-notleaf-after"]
+
+
+def test_the_recorded_graph_is_called_a_tape():
+    assert "tape-based" in markdown("02")["l2-02"]
+
+
+def test_the_old_claim_that_operations_act_on_data_is_addressed():
+    assert "v.data" in markdown("07")["cell-33"]
