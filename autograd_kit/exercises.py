@@ -118,8 +118,10 @@ def check(title: str, answer: Any, expected: Any = None, *,
     if problem == OPEN:
         return _say_open(title)
     if problem:
-        hint = " " + _("Hint: {hint}").format(hint=hint) if hint else ""
-        print(_("{title}: not quite: {problem}.").format(title=title, problem=problem) + hint)
+        line = _("{title}: not quite: {problem}.").format(title=title, problem=problem)
+        if hint:  # no blank after a full-width full stop (Chinese)
+            line += ("" if line.endswith("。") else " ") + _("Hint: {hint}").format(hint=hint)
+        print(line)
         return
     print(_("{title}: correct.").format(title=title) + (f" {why}" if why else ""))
 
@@ -189,9 +191,10 @@ def _value_problem(fn_cls, inputs, atol=1e-5, rtol=1e-3) -> str | None:
         if bad.any():
             r, c = divmod(int((abs(a - n) * bad).argmax()), n.shape[1])
             value = inputs[i].detach().reshape(-1)[c].item()
-            return _("gradcheck disagrees for input {i}: where it is {value}, d out[{r}] / "
-                     "d input[{c}] is {numerical} by central differences, but your backward "
-                     "gives {analytical} ({bad} of {size} Jacobian entries differ)").format(
+            return _("gradcheck disagrees for input {i}: at element [{c}] of input {i} (value "
+                     "{value}), d out[{r}] / d input{i}[{c}] is {numerical} by central "
+                     "differences, but your backward gives {analytical} ({bad} of {size} Jacobian "
+                     "entries differ)").format(
                 i=i, value=f"{value:.6g}", r=r, c=c, numerical=f"{n[r, c]:.6g}",
                 analytical=f"{a[r, c]:.6g}", bad=int(bad.sum()), size=bad.size)
     return None

@@ -178,8 +178,8 @@ def test_forgetting_to_save_is_named():
 def test_a_wrong_formula_is_located_with_both_numbers():
     # backward forgot to multiply by e^x: at x = 2 the Jacobian entry is off most
     problem = backward_problem(exp_function(lambda ctx, g: g * 1), (x64(),))
-    assert "input 0" in problem and "where it is 2" in problem
-    assert "d out[2] / d input[2]" in problem
+    assert "input 0" in problem and "at element [2] of input 0 (value 2)" in problem
+    assert "d out[2] / d input0[2]" in problem
     numbers = [float(s) for s in re.findall(r"is (-?[\d.]+) by central differences, "
                                             r"but your backward gives (-?[\d.]+)", problem)[0]]
     assert numbers[0] == pytest.approx(math.exp(2.0), rel=1e-5)
@@ -203,7 +203,9 @@ def test_a_wrong_formula_for_the_second_input_names_it():
     problem = backward_problem(Div, (a, b))
     assert problem.startswith("gradcheck disagrees for input 1")
     # the worst entry is at b = 0.5: d(a/b)/db = -a / b**2 = -4
-    assert "where it is 0.5" in problem and "is -4 by central" in problem and "gives 4" in problem
+    # the argument (input 1) and the element ([0]) are named apart: "input1[0]"
+    assert "at element [0] of input 1 (value 0.5)" in problem and "d input1[0]" in problem
+    assert "is -4 by central" in problem and "gives 4" in problem
 
 
 def test_backward_problem_through_check(capsys):
@@ -339,3 +341,9 @@ def test_every_lesson_has_an_exercise(path):
     assert exercise_triples(read(path)), (
         f"{path.name} has no exercise in the convention of autograd_kit/exercises.py "
         "(cells tagged exercise, exercise-check, solution)")
+
+
+def test_a_chinese_hint_follows_the_full_stop_without_a_blank(capsys):
+    with i18n.language("zh"):
+        out = said(capsys, "Ex", 2.0, 2.5, hint="h")
+    assert "。" in out and "。 " not in out

@@ -661,7 +661,8 @@ def test_the_checker_speaks_the_language(capsys, lang):
                      title="Ex 1"),
                  _("{title}: not quite: {problem}.").format(
                      title="Ex 1", problem=_("{got} is not the right value").format(
-                         got="2.0")) + " " + _("Hint: {hint}").format(hint="h"),
+                         got="2.0")) + ("" if lang == "zh" else " ")  # no blank after 。
+                 + _("Hint: {hint}").format(hint="h"),
                  _("{title}: correct.").format(title="Ex 1")]
     out = capsys.readouterr().out.splitlines()
     assert out == words
