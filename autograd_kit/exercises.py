@@ -14,8 +14,10 @@ Run untouched, the check says the exercise is still open: the answer is
 each solution into its exercise cell and runs the lesson again to see every
 check answer "correct".
 
-:func:`check` never raises: a lesson run top to bottom carries on past an open or
-wrong exercise, and what is wrong is said in a sentence, not a traceback.
+:func:`check` never raises in a lesson: a lesson run top to bottom carries on past
+an open or wrong exercise, and what is wrong is said in a sentence, not a traceback.
+An assignment graded by nbgrader (:mod:`autograd_kit.course`) switches on
+:func:`grading`, and then that same sentence is raised, so the cell scores nothing.
 The sentences come in the learner's language (:mod:`autograd_kit.i18n`);
 :data:`OPEN`, :data:`WRONG` and :data:`RIGHT` are the English words, which a
 ``test`` function returns and compares (``problem == OPEN``) in every language.
@@ -30,6 +32,34 @@ from .i18n import _
 OPEN = "not answered yet"
 WRONG = "not quite"
 RIGHT = "correct"
+
+
+class ExerciseNotSolved(AssertionError):
+    """What :func:`check` raises in grading mode for an open or wrong answer.
+
+    An autograder (nbgrader) gives a test cell its points when the cell runs
+    without an error, so grading turns the sentence the learner would read into
+    the error's message.  IPython shows it as one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+_grading = {"on": False}
+
+
+def grading(on: bool = True) -> None:
+    """Switch grading mode on (or off): from then on :func:`check` raises
+    :class:`ExerciseNotSolved` with its sentence instead of printing it when an
+    answer is open or wrong.  The assignments of :mod:`autograd_kit.course`
+    switch it on in their test cells; a lesson never does."""
+    _grading["on"] = bool(on)
+
+
+def _say(sentence: str, solved: bool) -> None:
+    if _grading["on"] and not solved:
+        raise ExerciseNotSolved(sentence)
+    print(sentence)
 
 
 def _as_plain(value: Any) -> Any:
@@ -121,14 +151,13 @@ def check(title: str, answer: Any, expected: Any = None, *,
         line = _("{title}: not quite: {problem}.").format(title=title, problem=problem)
         if hint:  # no blank after a full-width full stop (Chinese)
             line += ("" if line.endswith("。") else " ") + _("Hint: {hint}").format(hint=hint)
-        print(line)
-        return
-    print(_("{title}: correct.").format(title=title) + (f" {why}" if why else ""))
+        return _say(line, solved=False)
+    _say(_("{title}: correct.").format(title=title) + (f" {why}" if why else ""), solved=True)
 
 
 def _say_open(title: str) -> None:
-    print(_("{title}: not answered yet. Replace the ... in the exercise cell with your "
-            "answer, run that cell, then run this one again.").format(title=title))
+    _say(_("{title}: not answered yet. Replace the ... in the exercise cell with your "
+           "answer, run that cell, then run this one again.").format(title=title), solved=False)
 
 
 # --- exercises that ask for a backward formula -------------------------------------

@@ -1,0 +1,155 @@
+"""Lessons -> an nbgrader course directory, one assignment per lesson.
+
+nbgrader (the Jupyter project's grading system) reads cell metadata under
+``metadata.nbgrader``.  Each lesson cell becomes one of its kinds:
+
+==========================  ===========================================================
+lesson cell                 nbgrader cell
+==========================  ===========================================================
+``exercise`` (has ``...``)  *autograded answer*: the learner's cell as the lesson has
+                            it, then the folded solution between ``### BEGIN
+                            SOLUTION`` / ``### END SOLUTION``.  ``generate_assignment``
+                            removes that region, so the released cell is the lesson's.
+``exercise-check``          *autograded tests*, worth :data:`POINTS` points: grading
+                            mode on, then the lesson's own check.  A check whose code
+                            shows the answer sits between ``### BEGIN HIDDEN TESTS`` /
+                            ``### END HIDDEN TESTS``: learners see it in their feedback.
+``solution``                left out (it *is* the answer).
+anything else               *read-only*: prose and lesson code, restored on grading.
+==========================  ===========================================================
+
+In grading mode (:func:`autograd_kit.exercises.grading`) ``check`` raises its
+sentence as an error for an open or wrong answer, so nbgrader gives the cell zero
+points and its feedback shows the very sentence the lesson would print.
+"""
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+from ..i18n import _, language
+from .lessons import Lesson
+
+POINTS = 1
+ASSIGNMENT_PREFIX = "lesson"
+CONFIG_FILE = "nbgrader_config.py"
+GRADING_ON = "from autograd_kit.exercises import grading\ngrading(True)\n"
+
+_CONFIG = '''\
+# nbgrader settings for the autograd_kit course ({language} edition).
+# Written by `python -m autograd_kit.course nbgrader`; regenerate rather than edit.
+c = get_config()  # noqa: F821 - nbgrader provides it
+c.CourseDirectory.course_id = {course_id!r}
+# a released exercise cell is the lesson's own cell (with its ...): the region
+# between the solution markers is removed and nothing is put in its place
+c.ClearSolutions.code_stub = {{"python": ""}}
+# lessons draw graphs and run small trainings: give a notebook time to finish
+c.Execute.timeout = 300
+'''
+
+
+def assignment_name(lesson: Lesson) -> str:
+    """``lesson03`` for lesson 3, in every language."""
+    return f"{ASSIGNMENT_PREFIX}{lesson.number:02d}"
+
+
+def reveals_answer(check_source: str) -> bool:
+    """Whether a check cell's code gives the answer away.
+
+    The lessons fold every check cell for that reason: its ``why=`` text is the
+    worked answer, and most checks compute the expected value in plain sight.
+    Only a check that asks gradcheck (``backward_problem``) and explains nothing
+    can be shown to the learner as it is."""
+    return "why=" in check_source or "backward_problem" not in check_source
+
+
+def _meta(grade_id: str, *, grade: bool = False, solution: bool = False,
+          locked: bool = False, points: int | None = None) -> dict:
+    meta = {"grade": grade, "solution": solution, "locked": locked, "task": False,
+            "grade_id": grade_id, "schema_version": 3}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def _answer_source(learner: str, solution: str) -> str:
+    return (learner.rstrip("\n") + "\n### BEGIN SOLUTION\n" + solution.rstrip("\n")
+            + "\n### END SOLUTION")
+
+
+def _test_source(check: str, lesson: Lesson) -> str:
+    body = GRADING_ON + check.rstrip("\n")
+    if not reveals_answer(check):
+        return body
+    with language(lesson.language):
+        note = _("# This check runs when your work is graded.")
+    return f"{note}\n### BEGIN HIDDEN TESTS\n{body}\n### END HIDDEN TESTS"
+
+
+def to_nbgrader(lesson: Lesson):
+    """The lesson as an nbgrader *source* notebook (a new notebook; the lesson's
+    own is untouched).  Outputs are cleared: the assignment is run by the learner."""
+    nb = copy.deepcopy(lesson.notebook)
+    by_index = {}
+    for ex in lesson.exercises:
+        by_index[ex.answer_cell] = ("answer", ex)
+        by_index[ex.check_cell] = ("check", ex)
+        by_index[ex.solution_cell] = ("solution", ex)
+    cells = []
+    for i, cell in enumerate(nb.cells):
+        role, ex = by_index.get(i, (None, None))
+        if role == "solution":
+            continue
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        if role == "answer":
+            cell.source = _answer_source(cell.source, ex.solution)
+            cell.metadata["nbgrader"] = _meta(f"exercise-{ex.number}", solution=True)
+        elif role == "check":
+            cell.source = _test_source(cell.source, lesson)
+            cell.metadata["nbgrader"] = _meta(f"exercise-{ex.number}-check", grade=True,
+                                              locked=True, points=POINTS)
+        else:
+            cell.metadata["nbgrader"] = _meta(f"cell-{i}", locked=True)
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def _support_files(lesson: Lesson) -> list[Path]:
+    """Files next to the lessons that a lesson's code opens (``images/...``)."""
+    code = "\n".join(c.source for c in lesson.notebook.cells if c.cell_type == "code")
+    folder = lesson.path.parent
+    return [p for p in sorted(folder.iterdir())
+            if p.is_dir() and not p.name.startswith((".", "_")) and f"{p.name}/" in code]
+
+
+def write_course(outdir: Path, lessons: list[Lesson], course_id: str = "autograd_kit"
+                 ) -> list[str]:
+    """Write ``OUTDIR/source/lessonNN/NN_topic.ipynb`` for every lesson with
+    exercises, and ``OUTDIR/nbgrader_config.py``.  Returns the assignment names.
+
+    Regenerating overwrites the assignments' source notebooks; nbgrader's own
+    folders (release, submitted, autograded, feedback, the gradebook) are kept."""
+    import nbformat
+    outdir = Path(outdir)
+    names = []
+    for lesson in lessons:
+        if not lesson.exercises:
+            continue
+        name = assignment_name(lesson)
+        folder = outdir / "source" / name
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        nbformat.write(to_nbgrader(lesson), folder / f"{lesson.name}.ipynb")
+        for extra in _support_files(lesson):
+            shutil.copytree(extra, folder / extra.name)
+        names.append(name)
+    if not names:
+        raise ValueError("none of these lessons has an exercise: nothing to grade")
+    languages = sorted({lesson.language for lesson in lessons})
+    (outdir / CONFIG_FILE).write_text(
+        _CONFIG.format(language=", ".join(languages), course_id=course_id), encoding="utf-8")
+    return names

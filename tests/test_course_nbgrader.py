@@ -1,0 +1,312 @@
+"""The course as nbgrader assignments: generated from the lessons, graded by nbgrader.
+
+Part 1 looks at what ``python -m autograd_kit.course nbgrader`` writes.  Part 2 is
+the round trip with nbgrader's own API in a temporary course: generate the
+assignment, hand in simulated submissions (untouched, every answer right, every
+answer wrong, and mixes), autograde them, and read the points per exercise from
+nbgrader's gradebook; then generate the feedback and find the lesson's own
+sentences in it.  Every lesson of every edition goes round.
+"""
+from __future__ import annotations
+
+import copy
+import html
+import io
+import re
+import shutil
+import tokenize
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograd_kit import exercises, i18n
+from autograd_kit.course import find_lessons, read_lesson
+from autograd_kit.course.__main__ import main
+from autograd_kit.course.nbgrader import POINTS, assignment_name, reveals_answer, to_nbgrader
+
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+LANGUAGES = ("en", "zh", "ru")
+WRONG_ANSWER = '"not the answer"'
+
+
+def graded_lessons(lang):
+    return [lesson for lesson in find_lessons(LESSONS, lang) if lesson.exercises]
+
+
+def nbg(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+# --- grading mode of the checker ------------------------------------------------------
+
+def test_grading_mode_raises_the_sentence_the_lesson_prints(capsys):
+    exercises.check("Ex", 2.0, 2.5, hint="what multiplies width?")
+    printed = capsys.readouterr().out.strip()
+    exercises.grading(True)
+    try:
+        with pytest.raises(exercises.ExerciseNotSolved) as wrong:
+            exercises.check("Ex", 2.0, 2.5, hint="what multiplies width?")
+        with pytest.raises(exercises.ExerciseNotSolved, match="not answered yet"):
+            exercises.check("Ex", ...)
+        exercises.check("Ex", 2.5, 2.5, why="It is the height.")
+    finally:
+        exercises.grading(False)
+    assert str(wrong.value) == printed
+    assert wrong.value._render_traceback_() == [f"ExerciseNotSolved: {printed}"]
+    assert capsys.readouterr().out == "Ex: correct. It is the height.\n"
+
+
+def test_grading_mode_speaks_the_learners_language():
+    exercises.grading(True)
+    try:
+        with i18n.language("ru"), pytest.raises(exercises.ExerciseNotSolved) as err:
+            exercises.check("Ex", 2.0, 2.5)
+    finally:
+        exercises.grading(False)
+    assert "Ex" in str(err.value) and exercises.WRONG not in str(err.value)
+
+
+# --- what the generator writes -------------------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_exercise_becomes_an_answer_and_a_graded_test(lang):
+    for lesson in graded_lessons(lang):
+        nb = to_nbgrader(lesson)
+        answers = [c for c in nb.cells if nbg(c).get("solution")]
+        tests = [c for c in nb.cells if nbg(c).get("grade")]
+        assert len(answers) == len(tests) == len(lesson.exercises), lesson.name
+        for ex, answer, test in zip(lesson.exercises, answers, tests):
+            learner = lesson.notebook.cells[ex.answer_cell].source
+            assert answer.source.startswith(learner.rstrip("\n"))
+            assert f"### BEGIN SOLUTION\n{ex.solution.rstrip()}\n### END SOLUTION" in answer.source
+            assert nbg(test)["points"] == POINTS and nbg(test)["locked"]
+            check = lesson.notebook.cells[ex.check_cell].source
+            assert check.rstrip("\n") in test.source and "grading(True)" in test.source
+            hidden = "### BEGIN HIDDEN TESTS" in test.source
+            assert hidden == reveals_answer(check)
+        # the folded solutions are not handed out; everything else is read-only
+        assert not any("solution" in c.metadata.get("tags", []) for c in nb.cells)
+        others = [c for c in nb.cells if not nbg(c).get("solution") and not nbg(c).get("grade")]
+        assert all(nbg(c)["locked"] for c in others)
+        assert len({nbg(c)["grade_id"] for c in nb.cells}) == len(nb.cells)
+        assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
+
+
+def test_a_check_that_shows_its_answer_is_hidden():
+    assert reveals_answer('check("Ex 1", my_grad, x.grad, why="2x at x = 3")')
+    assert reveals_answer('check("Ex 1", my_grad, 6.0)')
+    assert not reveals_answer('check("Ex 3", MyExp, test=lambda f: backward_problem(f, xs))')
+    assert reveals_answer('check("Ex 3", MyExp, test=lambda f: backward_problem(f, xs), '
+                          'why="exp is its own derivative")')
+
+
+def test_the_command_writes_a_course(tmp_path, capsys):
+    assert main(["nbgrader", str(tmp_path), "--lessons", "3,6", "--source", str(LESSONS)]) == 0
+    assert "lesson03, lesson06" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "source").iterdir()) == ["lesson03", "lesson06"]
+    config = (tmp_path / "nbgrader_config.py").read_text()
+    assert "code_stub" in config and "course_id" in config
+    compile(config, "nbgrader_config.py", "exec")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--lang", "fr"], "invalid choice"),
+    (["--lessons", "three"], "lesson numbers separated by commas"),
+])
+def test_the_command_refuses_bad_arguments_in_one_line(tmp_path, capsys, args, words):
+    with pytest.raises(SystemExit):
+        main(["nbgrader", str(tmp_path), *args])
+    assert words in capsys.readouterr().err
+
+
+def test_the_command_says_what_is_missing(tmp_path, capsys):
+    assert main(["nbgrader", str(tmp_path), "--lessons", "99", "--source", str(LESSONS)]) == 2
+    assert "no lesson numbered 99" in capsys.readouterr().err
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Lesson 1")])
+    nbformat.write(nb, bare / "01_only_prose.ipynb")
+    assert main(["nbgrader", str(tmp_path / "c"), "--source", str(bare)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to grade" in err and "Traceback" not in err
+
+
+def test_regenerating_follows_an_edited_lesson(tmp_path):
+    source = tmp_path / "lessons"
+    source.mkdir()
+    lesson = graded_lessons("en")[0]
+    nb = nbformat.read(lesson.path, as_version=4)
+    solution = nb.cells[lesson.exercises[0].solution_cell]
+    solution.source = solution.source.replace("```python\n", "```python\nanswer_was_edited = 1\n")
+    nbformat.write(nb, source / lesson.path.name)
+    course = tmp_path / "course"
+    assert main(["nbgrader", str(course), "--source", str(source)]) == 0
+    written = nbformat.read(course / "source" / assignment_name(lesson) / lesson.path.name, 4)
+    assert "answer_was_edited = 1" in "".join(c.source for c in written.cells)
+
+
+# --- the round trip through nbgrader --------------------------------------------------
+
+def replace_ellipsis(source: str, replacement: str) -> str:
+    """The learner's cell with every ``...`` token replaced (not ``"..."`` in strings)."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    lines = source.splitlines(keepends=True)
+    for tok in reversed(tokens):
+        if tok.type == tokenize.OP and tok.string == "...":
+            (row, col), (_, end) = tok.start, tok.end
+            line = lines[row - 1]
+            lines[row - 1] = line[:col] + replacement + line[end:]
+    return "".join(lines)
+
+
+def nbgrader_api(course: Path):
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(course)
+    config.Execute.timeout = 300
+    config.Exchange.root = str(course / "exchange")
+    return NbGraderAPI(config=config)
+
+
+def answered(source: str, exercise, kind: str) -> str:
+    """The learner's cell after giving a 'right' or 'wrong' answer ('open': as it is)."""
+    if kind == "right":
+        return exercise.solution
+    if kind == "wrong":
+        return replace_ellipsis(source, WRONG_ANSWER)
+    return source
+
+
+def lesson_says(lesson, answers) -> dict[int, str]:
+    """What each check of the lesson itself prints, run with the same answers."""
+    from nbclient import NotebookClient
+    nb = copy.deepcopy(lesson.notebook)
+    for ex in lesson.exercises:
+        cell = nb.cells[ex.answer_cell]
+        cell.source = answered(cell.source, ex, answers[ex.number])
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(lesson.path.parent)}}).execute()
+    return {ex.number: "".join(o.get("text", "") for o in nb.cells[ex.check_cell].outputs
+                               if o.get("name") == "stdout").strip()
+            for ex in lesson.exercises}
+
+
+def submit(course: Path, assignment: str, student: str, notebook: str, lesson, answers):
+    """Hand in the released notebook with exercise ``k``'s cell set by ``answers[k]``:
+    'open' leaves it as released, 'right' puts the folded solution in, 'wrong' an answer
+    that is never right."""
+    nb = nbformat.read(course / "release" / assignment / notebook, as_version=4)
+    for cell in nb.cells:
+        meta = nbg(cell)
+        if not meta.get("solution"):
+            continue
+        k = int(meta["grade_id"].split("-")[1])
+        cell.source = answered(cell.source, lesson.exercises[k - 1], answers[k])
+    folder = course / "submitted" / student / assignment
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / notebook)
+
+
+def scores(api, assignment: str, student: str, notebook: str) -> dict[int, float]:
+    with api.gradebook as gb:
+        sub = gb.find_submission_notebook(notebook, assignment, student)
+        return {int(g.name.split("-")[1]): g.score for g in sub.grades}
+
+
+def graded_errors(course: Path, assignment: str, student: str, notebook: str) -> dict[int, str]:
+    """The message each failing test cell showed, by exercise number."""
+    nb = nbformat.read(course / "autograded" / student / assignment / notebook, as_version=4)
+    found = {}
+    for cell in nb.cells:
+        if nbg(cell).get("grade"):
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            if errors:
+                found[int(nbg(cell)["grade_id"].split("-")[1])] = errors[0].evalue
+    return found
+
+
+def round_trip_plans(lang: str, n: int) -> dict[str, dict[int, str]]:
+    """Which answer each simulated student gives to exercises 1..n.  English: the
+    four cases of a class (untouched, all right, all wrong, a mix); the editions:
+    two complementary mixes, so each exercise is seen both right and wrong."""
+    mix = {k: ("right" if k % 2 else "wrong") for k in range(1, n + 1)}
+    other = {k: ("wrong" if k % 2 else "right") for k in range(1, n + 1)}
+    if lang != "en":
+        return {"mix": mix, "other": other}
+    return {"untouched": dict.fromkeys(range(1, n + 1), "open"),
+            "right": dict.fromkeys(range(1, n + 1), "right"),
+            "wrong": dict.fromkeys(range(1, n + 1), "wrong"),
+            "mix": mix}
+
+
+def _round_trip_cases():
+    cases = []
+    for lang in LANGUAGES:
+        folder = LESSONS if lang == "en" else LESSONS / lang
+        for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+            cases.append(pytest.param(lang, path, id=f"{lang}/{path.name[:2]}"))
+    return cases
+
+
+@pytest.mark.nbgrader
+@pytest.mark.parametrize("lang, path", _round_trip_cases())
+def test_nbgrader_round_trip(tmp_path, lang, path):
+    pytest.importorskip("nbgrader")
+    lesson = read_lesson(path)
+    if not lesson.exercises:
+        pytest.skip("this lesson has no exercise")      # the index
+    course = tmp_path / "course"
+    assert main(["nbgrader", str(course), "--lang", lang, "--lessons", str(lesson.number),
+                 "--source", str(LESSONS)]) == 0
+    api = nbgrader_api(course)
+    assignment, notebook = assignment_name(lesson), lesson.path.name
+    result = api.generate_assignment(assignment)
+    assert result["success"], result["log"]
+    released = nbformat.read(course / "release" / assignment / notebook, as_version=4)
+    learner_cells = [c.source.rstrip("\n") for c in released.cells if nbg(c).get("solution")]
+    assert learner_cells == [lesson.notebook.cells[ex.answer_cell].source.rstrip("\n")
+                             for ex in lesson.exercises], "the learner's cells are the lesson's"
+    assert "BEGIN SOLUTION" not in str(released) and "BEGIN HIDDEN TESTS" not in str(released)
+
+    plans = round_trip_plans(lang, len(lesson.exercises))
+    for student, answers in plans.items():
+        submit(course, assignment, student, notebook, lesson, answers)
+        result = api.autograde(assignment, student, force=True, create=True)
+        assert result["success"], result["log"]
+        got = scores(api, assignment, student, notebook.removesuffix(".ipynb"))
+        want = {k: POINTS if kind == "right" else 0 for k, kind in answers.items()}
+        assert got == want, f"{student}: points per exercise {got}, expected {want}"
+        errors = graded_errors(course, assignment, student, notebook)
+        assert set(errors) == {k for k, kind in answers.items() if kind != "right"}
+        with i18n.language(lang):
+            open_words = i18n._("{title}: not answered yet. Replace the ... in the exercise "
+                                "cell with your answer, run that cell, then run this one "
+                                "again.").split("{title}")[1][:12]
+        for k, kind in answers.items():
+            if kind == "open":
+                assert open_words in errors[k]
+            elif kind == "wrong":
+                assert open_words not in errors[k] and errors[k].strip()
+    with api.gradebook as gb:
+        total = gb.find_submission(assignment, "mix").score
+    assert total == sum(POINTS for kind in plans["mix"].values() if kind == "right")
+
+    result = api.generate_feedback(assignment, "mix")
+    assert result["success"], result
+    feedback = (course / "feedback" / "mix" / assignment / notebook.replace(".ipynb", ".html"))
+    text = html.unescape(re.sub(r"<[^>]+>", "", feedback.read_text(encoding="utf-8")))
+    graded = graded_errors(course, assignment, "mix", notebook)
+    for message in graded.values():
+        assert message.splitlines()[0] in text
+    # the sentence a wrong answer costs its points with is the one the lesson prints
+    printed = lesson_says(lesson, plans["mix"])
+    for k, kind in plans["mix"].items():
+        if kind == "wrong":
+            assert graded[k] == printed[k], f"exercise {k}"
+        else:
+            assert k not in graded and printed[k]
+    shutil.rmtree(tmp_path, ignore_errors=True)
