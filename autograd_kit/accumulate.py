@@ -77,8 +77,8 @@ def accumulate(v, g) -> None:
         elif grad._rg:
             v._grad = Tensor._make(grad._data + g._data)
         else:
-            data = grad._data
-            if EXACT and data.flags.writeable and _owned(data, 2):  # (``data``, grad's slot)
+            data = grad._data  # (cupy's flags have no ``writeable``: its arrays all are)
+            if EXACT and getattr(data.flags, "writeable", True) and _owned(data, 2):  # (``data``, grad's slot)
                 data += g._data
             else:
                 grad._data = data + g._data

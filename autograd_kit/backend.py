@@ -367,11 +367,11 @@ def _infer_dtype(data):
         return None  # numpy looks at every element: [2, -3.4] is float, [True, 2] is int
     if isinstance(flat, builtins.bool):
         return np.bool_
-    if rank == 1:
+    if isinstance(flat, builtins.int):
         return np.int64
-    if rank == 3:
+    if isinstance(flat, complex):
         return np.complex64 if _default_float is float32 else np.complex128
-    return _default_float.np  # floats, or no element at all
+    return _default_float.np
 
 
 def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):

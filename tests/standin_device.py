@@ -283,7 +283,10 @@ class ndarray:  # noqa: N801 - cupy's name
 
         def method(*args, **kwargs):
             _check_call(cupy_method, f"cupy.ndarray.{name}", args, kwargs)
-            return _wrap(value(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+            out = value(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+            if name == "diagonal" and self._a.flags.writeable:
+                out.flags.writeable = True  # cupy's diagonal is a writable view; numpy's not
+            return _wrap(out)
         return method
 
 

@@ -271,8 +271,11 @@ def test_blitz_classifier_training_loop(tmp_path):
 # ----------------------------------- Learn the Basics: model, optimization --
 def basics_model_and_optimization(lib):
     nn = lib.nn
-    device = lib.accelerator.current_accelerator().type if lib.accelerator.is_available() \
+    accelerator = lib.accelerator.current_accelerator().type if lib.accelerator.is_available() \
         else "cpu"
+    assert accelerator in ("cpu", "cuda")
+    device = "cpu"  # both libraries on the CPU, so that their outputs compare (tests may
+    #                 serve "cuda" from a stand-in device)
 
     class NeuralNetwork(nn.Module):
         def __init__(self):

@@ -65,7 +65,8 @@ def _triangle(kind):
         if x.ndim < 2:
             raise RuntimeError(f"{kind}: input tensor must have at least 2 dimensions")
         a = x._data
-        out = getattr(backend.xp_of(a), kind)(a, diagonal)
+        xp = backend.xp_of(a)
+        out = (xp.tril if kind == "tril" else xp.triu)(a, diagonal)
         node = TrilBackward0 if kind == "tril" else TriuBackward0
         return record(node, out, (x,), diagonal=diagonal)
     fn.__name__ = kind
@@ -99,8 +100,11 @@ def diagonal_of(g, offset, dim1=-2, dim2=-1):
 
 
 def triangle(g, kind, diagonal):
-    return getattr(g, kind)(diagonal) if _is_tensor(g) else \
-        getattr(backend.xp_of(g), kind)(g, diagonal)
+    """g with the ``kind`` ("tril" or "triu") triangle kept: the backward of both."""
+    if _is_tensor(g):
+        return g.tril(diagonal) if kind == "tril" else g.triu(diagonal)
+    xp = backend.xp_of(g)
+    return (xp.tril if kind == "tril" else xp.triu)(g, diagonal)
 
 
 ENV.update({"diagonal_backward": diagonal_backward, "diagonal_of": diagonal_of,

@@ -34,10 +34,10 @@ def _dtype(dtype):
     return backend.np_dtype(dtype) if dtype is not None else backend.get_default_dtype().np
 
 
-def _random(kind, size, dt, device, requires_grad, generator, *args) -> Tensor:
+def _random(kind, size, dt, device, requires_grad, generator, *args, name="") -> Tensor:
     if requires_grad and dt.kind not in "fc" and kind in ("integers", "bits"):
         raise RuntimeError(errors.INT_REQUIRES_GRAD)
-    data = random_fill.new(_size(size), dt, _dev(device), generator, kind, *args)
+    data = random_fill.new(_size(size, name), dt, _dev(device), generator, kind, *args)
     return _finish(data, requires_grad)
 
 
@@ -47,7 +47,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False,
     try:
         size = _options("rand", options, size)
         return _random("uniform", size, _dtype(dtype), device,
-                       requires_grad, generator, 0.0, 1.0)
+                       requires_grad, generator, 0.0, 1.0, name="rand")
     except Exception as err:
         raise errors.short(err)
 
@@ -58,7 +58,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
     try:
         size = _options("randn", options, size)
         return _random("normal", size, _dtype(dtype), device,
-                       requires_grad, generator, 0.0, 1.0)
+                       requires_grad, generator, 0.0, 1.0, name="randn")
     except Exception as err:
         raise errors.short(err)
 
