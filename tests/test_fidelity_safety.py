@@ -170,6 +170,44 @@ def test_a_second_backward_through_indexing_with_retain_graph(how):
     same_as_pytorch(case)
 
 
+# PyTorch keeps the number of ``x * 2`` as a saved 0-d tensor, so a second backward
+# through it fails like any other; through ``x + 2`` (nothing saved) it does not
+WITH_A_NUMBER = {
+    "x * 2": (lambda x: x * 2, True), "2 * x": (lambda x: 2 * x, True),
+    "x / 2": (lambda x: x / 2, True), "x.mul(2.5)": (lambda x: x.mul(2.5), True),
+    "x.sum() * 3": (lambda x: x.sum() * 3, True), "x + 2": (lambda x: x + 2, False),
+    "x - 2": (lambda x: x - 2, False), "2 - x": (lambda x: 2 - x, False),
+}
+
+
+@pytest.mark.parametrize("how", list(WITH_A_NUMBER))
+def test_a_second_backward_through_an_op_with_a_number(how):
+    op, saves = WITH_A_NUMBER[how]
+
+    def case(lib):
+        x = _x(lib)
+        y = op(x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+    result = outcome(case, ak)
+    assert (result[0] == "error") == saves
+    if saves:
+        assert "backward through the graph a second time" in result[2]
+    try:
+        same_as_pytorch(case)
+    except pytest.skip.Exception:
+        pass  # without PyTorch, the facts above are the check
+
+
+def test_retain_graph_keeps_the_number_of_a_product():
+    x = _x(ak)
+    y = (x * 2).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0] * len(x.grad.tolist())
+
+
 # -- numpy(), .grad, detach --------------------------------------------------------
 def numpy_under_no_grad(lib):
     x = _x(lib)

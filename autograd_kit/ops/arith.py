@@ -31,6 +31,10 @@ def _binary(node, fn, a, b, names=(), **attrs):
             keep = node._keep.get(_FIRST_ONLY) or node.keep_for(_FIRST_ONLY)
             attrs[names[0]] = a if names[0] in keep else None
             attrs[names[1]] = b
+            out = record_one(node, out, a, attrs, True)
+            if out._grad_fn is not None:  # PyTorch saves the number as a 0-d tensor,
+                out._grad_fn._holds_tensors = True  # which backward frees (``_frees``)
+            return out
         return record_one(node, out, a, attrs, True)
     a, b, da, db = as_tensor_pair(a, b)
     try:
@@ -201,8 +205,10 @@ AddBackward0 = rule("AddBackward0", "alpha", self="g", other="g if alpha == 1 el
 SubBackward0 = rule("SubBackward0", "alpha", self="g", other="-g if alpha == 1 else -g * alpha")
 RsubBackward1 = rule("RsubBackward1", "alpha", self="-g * alpha")
 MulBackward0 = rule("MulBackward0", "self other", self="g * other", other="g * self")
+MulBackward0._frees = ("other",)  # ``x * 2``: the 2 is saved, and freed, as a tensor
 DivBackward0 = rule("DivBackward0", "self other",
                     self="g / other", other="-g * self / (other * other)")
+DivBackward0._frees = ("other",)
 NegBackward0 = rule("NegBackward0", "", self="-g")
 PowBackward0 = rule("PowBackward0", "self exponent",
                     self="pow_backward(g, self, exponent)")
