@@ -346,7 +346,7 @@ def _freed() -> SavedTensor:
     """What a freed saved value becomes: reading it raises the "backward through
     the graph a second time" error, as for any freed tensor."""
     placeholder = SavedTensor.__new__(SavedTensor)
-    placeholder.tensor = placeholder.data = placeholder.counter = None
+    placeholder.tensor = placeholder.data = placeholder.counter = placeholder.hooked = None
     placeholder.version, placeholder.freed = 0, True
     return placeholder
 
