@@ -134,6 +134,14 @@ class LeafInplaceError(AutogradError):
         super().__init__(f"{what} that requires grad is being used in an in-place operation.")
 
 
+NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked).")
+
+
 class ModifiedSavedTensorError(AutogradError):
     kind = "saved_modified"
 

@@ -208,6 +208,36 @@ def test_retain_graph_keeps_the_number_of_a_product():
     assert x.grad.tolist() == [4.0] * len(x.grad.tolist())
 
 
+def _no_grad_view_changed(lib, base_kind, other_rg):
+    x = lib.ones(3, requires_grad=base_kind in ("leaf", "non-leaf"))
+    base = x * 1 if base_kind == "non-leaf" else x
+    with lib.no_grad():
+        v = base[:2]
+    v.mul_(lib.ones(2, requires_grad=other_rg) if other_rg else 2)
+    return base
+
+
+@pytest.mark.parametrize("base_kind, other_rg", [("leaf", False), ("non-leaf", False),
+                                                 ("plain", True), ("plain", False)])
+def test_a_view_made_under_no_grad_is_not_changed_with_grad_on(base_kind, other_rg):
+    result = outcome(lambda lib: _no_grad_view_changed(lib, base_kind, other_rg), ak)
+    refused = base_kind != "plain" or other_rg
+    assert (result[0] == "error") == refused
+    if refused:
+        assert result[2].startswith("A view was created in no_grad mode")
+    try:
+        same_as_pytorch(lambda lib: _no_grad_view_changed(lib, base_kind, other_rg))
+    except pytest.skip.Exception:
+        pass  # without PyTorch, the facts above are the check
+
+
+def test_a_view_made_and_changed_under_no_grad_is_allowed():
+    x = ak.ones(3, requires_grad=True)
+    with ak.no_grad():
+        x[:2].mul_(2)
+    assert x.tolist() == [2.0, 2.0, 1.0] and x.is_leaf
+
+
 # -- numpy(), .grad, detach --------------------------------------------------------
 def numpy_under_no_grad(lib):
     x = _x(lib)

@@ -27,10 +27,15 @@ from ..tensor import Tensor, scalar_type_name
 from ._rules import as_tensor_pair, check_broadcast, record, rule
 
 
-def _check(t) -> None:
+def _check(t, args=()) -> None:
     if not is_grad_enabled():
         return
     check_view_inplace(t)  # (a view made by a Function, or one of several views)
+    base = t._base
+    if base is not None and t.__dict__.get("_no_grad_view") and (
+            base[0]._rg or any(isinstance(a, Tensor) and a._rg for a in args)):
+        # made under no_grad, changed with grad on: tracked or not? PyTorch refuses
+        raise RuntimeError(errors.NO_GRAD_VIEW_INPLACE)
     if t._rg and t.grad_fn is None:
         raise errors.LeafInplaceError(t)
     base = t._base
@@ -41,7 +46,7 @@ def _check(t) -> None:
 def inplace(t, compute, *args):
     """Run ``compute(old_value, *args)`` and store the result into ``t``."""
     try:
-        _check(t)
+        _check(t, args)
         recording = is_grad_enabled() and (t._rg or any(
             isinstance(a, Tensor) and a._rg for a in args))
         if recording:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 from types import SimpleNamespace
 
+from ..grad_mode import is_grad_enabled
 from ._rules import record, rule
 from .. import backend
 from ..tensor import Tensor, scalar_type_name
@@ -30,6 +31,8 @@ def _view(node, x, out, view_fn, **saved):
         else:
             root, prev, _ = x._base
             t._base = (root, lambda a, prev=prev, fn=view_fn: fn(prev(a)), t._vc.value)
+        if not is_grad_enabled():  # changing it in place with grad on is refused
+            t.__dict__["_no_grad_view"] = True
     return t
 
 
