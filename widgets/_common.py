@@ -305,19 +305,14 @@ def _display(obj):
     return display(obj, display_id=True).display_id
 
 
-def _update(obj, display_id: str) -> None:
-    from IPython.display import update_display
-    update_display(obj, display_id=display_id)
-
-
 def driving(method):
     """Marks a public method that changes what a bench shows (``step()``,
     ``backward()``, ``attempt()``...).
 
     Called from a cell, on a bench that was displayed before, it shows the bench
-    again in that cell's output, once per cell however many calls the cell makes
-    (when the cell ends, that one output is updated to the state it left: a
-    loop of a hundred ``step()`` calls sends one update, not a hundred).  So a stored notebook keeps, under
+    again in that cell's output, once per cell however many calls the cell makes,
+    when the cell ends (a loop of a hundred ``step()`` calls shows one copy, in
+    the state the loop left).  So a stored notebook keeps, under
     the cell that drove the bench, a still copy of the state the cell left it
     in; the copy under the cell that first showed the bench keeps the state it
     was shown in.  With a kernel running, the new output is one more live view
@@ -347,32 +342,31 @@ class Bench(W.VBox):
         super().__init__(**kwargs)
         self.lang = get_language()
         self._shown = False              # displayed at least once
-        self._driven_output = None       # (cell's execution count, display id)
+        self._driven_output = None       # the execution count of the cell that drove it
 
     def _show_driven(self) -> None:
         """Show the bench in the output of the cell that just drove it (see
-        :func:`driving`)."""
+        :func:`driving`): once, when that cell ends, in the state it left.
+
+        Shown then rather than at the first call, so that the stored output is
+        the final state without a later ``update_display`` (which notebook
+        checkers such as nbval do not replay)."""
         shell = _kernel_shell() if getattr(self, "_shown", False) else None
         if shell is None:
             return
         count = shell.execution_count
-        try:
-            if self._driven_output is None or self._driven_output[0] != count:
-                self._driven_output = (count, _display(self))
-            elif not getattr(self, "_update_due", False):
-                self._update_due = True
-                shell.events.register("post_execute", self._update_driven)
-        except Exception:  # showing is a courtesy: never make the call fail
-            pass
+        if self._driven_output == count:
+            return
+        self._driven_output = count
 
-    def _update_driven(self, *_args) -> None:
-        """When the cell that drove the bench ends: its output shows the last state."""
-        shell = _kernel_shell()
-        self._update_due = False
+        def show(*_args) -> None:
+            shell.events.unregister("post_execute", show)
+            try:
+                _display(self)
+            except Exception:  # showing is a courtesy: never make the cell fail
+                pass
         try:
-            if shell is not None:
-                shell.events.unregister("post_execute", self._update_driven)
-            _update(self, self._driven_output[1])
+            shell.events.register("post_execute", show)
         except Exception:
             pass
 
