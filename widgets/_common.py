@@ -329,6 +329,18 @@ def driving(method):
     return wrapper
 
 
+def _show_at_cell_end(bench, shell):
+    """The post_execute callback that shows ``bench`` once and unregisters itself."""
+    def show(*_args) -> None:
+        shell.events.unregister("post_execute", show)
+        bench._driven_output = None
+        try:
+            _display(bench)
+        except Exception:  # showing is a courtesy: never make the cell fail
+            pass
+    return show
+
+
 class Bench(W.VBox):
     """Base of every widget here: a VBox with a deterministic text repr and,
     beside the live view, a still HTML copy for pages read without a kernel
@@ -342,7 +354,7 @@ class Bench(W.VBox):
         super().__init__(**kwargs)
         self.lang = get_language()
         self._shown = False              # displayed at least once
-        self._driven_output = None       # the execution count of the cell that drove it
+        self._driven_output = None       # the showing due when the driving cell ends
 
     def _show_driven(self) -> None:
         """Show the bench in the output of the cell that just drove it (see
@@ -354,21 +366,13 @@ class Bench(W.VBox):
         shell = _kernel_shell() if getattr(self, "_shown", False) else None
         if shell is None:
             return
-        count = shell.execution_count
-        if self._driven_output == count:
+        if self._driven_output is not None:  # already due at the end of this cell
             return
-        self._driven_output = count
-
-        def show(*_args) -> None:
-            shell.events.unregister("post_execute", show)
-            try:
-                _display(self)
-            except Exception:  # showing is a courtesy: never make the cell fail
-                pass
+        self._driven_output = show = _show_at_cell_end(self, shell)
         try:
             shell.events.register("post_execute", show)
         except Exception:
-            pass
+            self._driven_output = None
 
     def speaking(self):
         """``with self.speaking():`` -- the bench's own language."""
