@@ -49,8 +49,12 @@ def test_binder_install_in_fresh_venv_runs_every_lesson(tmp_path):
     env_dir = tmp_path / "binder-venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    # ``jupyter nbconvert`` runs the ``jupyter-nbconvert`` found on PATH: the fresh
+    # environment's own, not whichever environment runs the tests
+    env = {**os.environ, "PATH": f"{env_dir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+           "VIRTUAL_ENV": str(env_dir)}
     run = lambda *args, **kw: subprocess.run(  # noqa: E731
-        [str(py), *args], cwd=ROOT, capture_output=True, text=True, **kw)
+        [str(py), *args], cwd=ROOT, capture_output=True, text=True, env=env, **kw)
     r = run("-m", "pip", "install", "-q", "-r", "binder/requirements.txt", timeout=1500)
     assert r.returncode == 0, r.stderr[-3000:]
     lessons = sorted((ROOT / "lessons").glob("*.ipynb"))
