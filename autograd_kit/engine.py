@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from . import errors
 from .accumulate import add_up, settle, store_grad, take_over
-from .graph import AccumulateGrad, hook_result, next_node
+from .graph import NUMBER_FREED, AccumulateGrad, hook_result, next_node
 from .grad_mode import _anomaly, _state
 from .multi_output import OutputGrads
 from .tensor import Size, Tensor
@@ -241,7 +241,10 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 contributions = None  # g is now held here only: apply_array may reuse it
                 grads_out = node.apply_array(g)
                 if not retain_graph and node._holds_tensors:
-                    node.release_saved()
+                    if node._holds_tensors is True:
+                        node.release_saved()
+                    else:  # numbers only: marked freed, nothing to drop (graph.py)
+                        node._holds_tensors = NUMBER_FREED
                 g = None
             elif contributions is None or (needed is not None and node not in needed):
                 grads_out, step = (None,) * len(nf), None  # no gradient reaches it

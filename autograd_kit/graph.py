@@ -163,6 +163,8 @@ class Node:
         Returns the names that were released, for the step-by-step display."""
         released = []
         saved = self._saved
+        if self._holds_tensors is not True:  # numbers only (HOLDS_NUMBER): from now on,
+            self._holds_tensors = True      # unpack, and find them freed below
         for key, value in saved.items():
             if value.__class__ is SavedTensor and not value.freed:
                 value.release()
@@ -188,6 +190,18 @@ class Node:
             if key in self._saved and value.__class__ is not SavedTensor:
                 snap[key] = ("value", value)
         return snap
+
+
+#: ``Node._holds_tensors`` beyond True/False, for a node whose only saved values are
+#: numbers that PyTorch keeps as tensors (``x * 2``): the plain backward marks it
+#: NUMBER_FREED instead of calling ``release_saved`` (one store, no loop), and
+#: ``apply_array`` then answers as for any freed tensor.
+HOLDS_NUMBER, NUMBER_FREED = 2, 3
+
+
+def raise_freed(node):
+    """The "backward through the graph a second time" error, for ``node``."""
+    raise errors.GraphFreedError(node)
 
 
 class AccumulateGrad(Node):

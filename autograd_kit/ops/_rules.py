@@ -28,7 +28,7 @@ import re
 import sys
 
 from .. import backend, errors
-from ..graph import Node, SavedTensor, next_node, refresh_view
+from ..graph import NUMBER_FREED, Node, SavedTensor, next_node, raise_freed, refresh_view
 from ..grad_mode import _anomaly, _state
 from ..refcounts import EXACT
 from ..tensor import Tensor
@@ -80,6 +80,8 @@ class OpNode(Node):
 
     def apply(self, g, needed=None):
         """The input gradients as Tensors (recorded when ``create_graph=True``)."""
+        if self._holds_tensors == NUMBER_FREED:
+            raise_freed(self)
         kw = {k: (v.unpack(self, k) if v.__class__ is SavedTensor else v)
               for k, v in self._saved.items()}
         raw = self.gradients(g, self._which(needed), kw)
@@ -91,9 +93,13 @@ class OpNode(Node):
         """``apply`` on plain arrays, for an ordinary backward: the same formulas,
         no Tensors built.  (Written for speed: this runs once per node.)"""
         kw = self._saved
-        if self._holds_tensors:  # unpack (version-checked) into a fresh dict
-            kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
-                  for k, v in kw.items()}
+        holds = self._holds_tensors
+        if holds:
+            if holds is True:  # unpack (version-checked) into a fresh dict
+                kw = {k: (v.unpack_data(self, k) if v.__class__ is SavedTensor else v)
+                      for k, v in kw.items()}
+            elif holds == NUMBER_FREED:
+                raise_freed(self)
         need = self._need if needed is None else self._which(needed)
         meta = self._meta
         if g.base is None:

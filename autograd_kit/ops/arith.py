@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator
 
+from ..graph import HOLDS_NUMBER
 from ._rules import (_FIRST_ONLY, RESULT, as_tensor_pair, check_broadcast, record,
                      record_one, rule)
 from .. import backend, errors
@@ -33,7 +34,7 @@ def _binary(node, fn, a, b, names=(), **attrs):
             attrs[names[1]] = b
             out = record_one(node, out, a, attrs, True)
             if out._grad_fn is not None:  # PyTorch saves the number as a 0-d tensor,
-                out._grad_fn._holds_tensors = True  # which backward frees (``_frees``)
+                out._grad_fn._holds_tensors = HOLDS_NUMBER  # which backward frees
             return out
         return record_one(node, out, a, attrs, True)
     a, b, da, db = as_tensor_pair(a, b)
