@@ -203,8 +203,11 @@ def chain(n=400):
 
 def test_400_node_graph():
     x, loss = chain()
-    s = BackwardStepper(loss, names={"x": x})
-    assert len(s._graph.nodes) >= 400 and s.total == 402
+    whole = BackwardStepper(loss, names={"x": x}, max_nodes=10_000)
+    assert len(whole._graph.nodes) >= 400 and whole.total == 402
+    s = BackwardStepper(loss, names={"x": x})  # folded to FOLD_ABOVE boxes by default
+    from autograd_kit.widgets.stepper import FOLD_ABOVE
+    assert len(s._graph.nodes) <= FOLD_ABOVE < 400 and s.total == 402
     for _ in range(10):
         s.step()
     assert s.position == 10
@@ -212,6 +215,20 @@ def test_400_node_graph():
     x2, loss2 = chain()
     loss2.backward()
     assert np.array_equal(x.grad.numpy(), x2.grad.numpy())
+
+
+def test_a_wide_cat_is_folded_and_stepped():
+    from autograd_kit.widgets.stepper import FOLD_ABOVE
+    xs = [ak.tensor([float(i)], requires_grad=True) for i in range(2000)]
+    loss = (ak.cat(xs) * 3).sum()
+    s = BackwardStepper(loss)
+    assert s.problem is None and len(s._graph.nodes) <= FOLD_ABOVE
+    s.step()
+    s.step()
+    s.step()
+    assert s.current.node.name() == "CatBackward0"
+    s.run()
+    assert all(x.grad.tolist() == [3.0] for x in xs)
 
 
 def test_grad_mode_is_not_left_off_between_steps():

@@ -28,6 +28,10 @@ from ._common import ENGINE, Bench, box, button, driving, esc, explain, from_ui,
     grad_label, name_index, picture_html, spaced, values, who_text
 
 
+#: the most boxes the stepper draws unless told otherwise (``max_nodes=``)
+FOLD_ABOVE = 150
+
+
 class BackwardStepper(Bench):
     """Step through ``root.backward(gradient, retain_graph=...)`` node by node.
 
@@ -39,12 +43,15 @@ class BackwardStepper(Bench):
     tell PyTorch's adapter which tensors may ``retain_grad()``: its nodes do not
     know their output tensors);
     ``show_saved`` draws saved tensors (greyed out as they are freed);
-    ``max_nodes`` folds long chains of a big graph (a fold is coloured as one box)."""
+    ``max_nodes`` folds long chains and wide fans of a big graph (a fold is coloured
+    as one box); by default a graph of more than :data:`FOLD_ABOVE` boxes is folded
+    to that many, so that a 10,000-input ``cat`` draws in a moment."""
 
     def __init__(self, root, gradient=None, retain_graph: bool = False, names=None, *,
                  params=None, show_saved: bool = True, theme: str = "light",
                  max_nodes: int | None = None) -> None:
         super().__init__()
+        max_nodes = FOLD_ABOVE if max_nodes is None else max_nodes
         self.root, self.gradient, self.retain_graph = root, gradient, bool(retain_graph)
         params = dict(params or {})  # dict(model.named_parameters()), as make_dot takes
         self._index = {**name_index(names), **name_index(params)}
