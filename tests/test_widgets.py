@@ -784,3 +784,15 @@ def test_stepper_shows_parameter_names(engine):
         assert f"{name}.grad" in shown
     for p in params.values():
         assert p.grad is not None  # the pass really ran
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ru"])
+def test_a_choice_shows_its_label_in_the_still_copy_not_its_key(lang):
+    from autograd_kit import i18n
+    with i18n.language(lang):
+        d = InplaceDemo(case="saved slice")
+        shown = text(d.still_html())
+        label = i18n._("on a slice of a saved tensor")
+    assert label in shown
+    if lang != "en":
+        assert "saved slice" not in shown

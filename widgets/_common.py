@@ -272,6 +272,8 @@ def still_html(widget) -> str:
     if value is None:
         return ""
     label = getattr(widget, "description", "")
+    if isinstance(widget, (W.ToggleButtons, W.Dropdown, W.RadioButtons, W.Select)):
+        value = widget.label  # what the learner reads (in their language), not the key
     return f"<span style='margin:2px 6px'>{esc(label)} {esc(value)}</span>"
 
 
