@@ -28,8 +28,8 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      seed, set_rng_state)
 from .ops.reduce import amax, amin, log_softmax, logsumexp, max, min, norm, softmax, std, var
 from .ops.indexing import chunk, narrow, split, unbind
-from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, hstack,
-                        permute, repeat, reshape, squeeze, stack, t, transpose, unsqueeze,
+from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, flip,
+                        hstack, permute, repeat, reshape, squeeze, stack, t, transpose, unsqueeze,
                         vstack, where)
 from .ops.unary import clamp_max, clamp_min, leaky_relu, relu
 from .ops.out import (abs, add, ceil, clamp, cos, div, dot, exp, floor, log,  # (out=)
@@ -53,6 +53,16 @@ __version__ = "0.1.0"
 def is_tensor(obj):
     """True for autograd_kit tensors."""
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):  # noqa: A002 - PyTorch's name
+    """True for a tensor of a floating-point dtype."""
+    return input.is_floating_point()
+
+
+def is_complex(input):  # noqa: A002 - PyTorch's name
+    """True for a tensor of a complex dtype."""
+    return input.is_complex()
 
 
 def numel(input):  # noqa: A002 - PyTorch's name

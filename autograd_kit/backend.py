@@ -247,6 +247,14 @@ def is_array(x) -> builtins.bool:
     return x.__class__ is np.ndarray or (_cupy is not None and isinstance(x, _cupy.ndarray))
 
 
+def is_operand(x) -> builtins.bool:
+    """A number (Python's or numpy's) or an array: what arithmetic with a tensor
+    accepts besides a tensor.  Anything else (a str, None, a list) is refused, as
+    PyTorch refuses it, instead of being read as a number."""
+    return builtins.isinstance(x, (builtins.int, builtins.float, builtins.complex, np.generic)) \
+        or is_array(x)
+
+
 def is_array_or_scalar(x) -> builtins.bool:
     """An array, or a numpy scalar (what arithmetic on 0-d arrays gives back)."""
     return is_array(x) or isinstance(x, np.generic)
@@ -363,6 +371,8 @@ def _infer_dtype(data):
         flat = flat[0]
     if hasattr(flat, "_data"):  # a Tensor inside a list
         return None
+    if isinstance(flat, np.generic):  # numpy scalars in a list: each keeps its own dtype
+        return _list_dtype(data)
     if isinstance(flat, (builtins.bool, builtins.int)) and isinstance(data, (list, tuple)):
         return None  # numpy looks at every element: [2, -3.4] is float, [True, 2] is int
     if isinstance(flat, builtins.bool):
@@ -372,6 +382,32 @@ def _infer_dtype(data):
     if isinstance(flat, complex):
         return np.complex64 if _default_float is float32 else np.complex128
     return _default_float.np
+
+
+def _list_dtype(data):
+    """PyTorch's dtype for a list that holds numpy scalars: every element counts
+    with its own type (a Python float as the default float, an int as int64), and
+    a higher category wins over a wider type (``[np.int64(1), 2.5]`` is float32),
+    not numpy's rule (float64)."""
+    result = None
+    for v in _flat(data):
+        if isinstance(v, np.generic):
+            d = v.dtype
+        elif isinstance(v, builtins.bool):
+            d = np.dtype(np.bool_)
+        elif isinstance(v, builtins.int):
+            d = np.dtype(np.int64)
+        elif isinstance(v, builtins.float):
+            d = np.dtype(_default_float.np)
+        else:
+            d = np.dtype(np.complex64 if _default_float is float32 else np.complex128)
+        if result is None or result == d:
+            result = d
+        elif _CATEGORY[result.kind] != _CATEGORY[d.kind]:
+            result = result if _CATEGORY[result.kind] > _CATEGORY[d.kind] else d
+        else:
+            result = np.promote_types(result, d)
+    return result
 
 
 def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
@@ -387,10 +423,11 @@ def make_array(data, dt=None, dev: device = CPU, copy: builtins.bool = True):
         arr = np.array(data, dtype=inferred)
     else:
         arr = xp.array(move(data, dev) if is_array(data) else data, dtype=inferred, copy=copy)
-    if (arr.dtype == np.float64 and dt is None and not is_array(data)
-            and not isinstance(data, _NUMPY_SCALARS)):
+    if dt is not None or inferred is not None:  # (the dtype was chosen above)
+        return arr
+    if arr.dtype == np.float64 and not is_array(data) and not isinstance(data, _NUMPY_SCALARS):
         arr = arr.astype(_default_float.np)
-    elif arr.dtype == np.complex128 and dt is None and _default_float is float32 and \
+    elif arr.dtype == np.complex128 and _default_float is float32 and \
             isinstance(data, (list, tuple)):
         arr = arr.astype(np.complex64)
     return arr
@@ -441,15 +478,19 @@ def scalar_array(value, like):
     """A Python number as a 0-d array, typed as PyTorch types a "wrapped number":
     it takes the other operand's dtype unless it is of a higher category."""
     kind = like.dtype.kind
+    if builtins.isinstance(value, np.generic):  # np.float32(2), np.int64(3): plain numbers
+        value = value.item()
     if builtins.isinstance(value, builtins.bool):
         dt = like.dtype
     elif builtins.isinstance(value, builtins.int):
         dt = like.dtype if kind != "b" else np.int64
     elif builtins.isinstance(value, builtins.float):
         dt = like.dtype if kind in "fc" else _default_float.np
-    else:  # complex
+    elif builtins.isinstance(value, builtins.complex):
         dt = like.dtype if kind == "c" else (np.complex64 if _default_float is float32
                                              else np.complex128)
+    else:
+        raise TypeError(f"expected a Tensor or a number, not {builtins.type(value).__name__}")
     return xp_of(like).asarray(value, dtype=dt)
 
 

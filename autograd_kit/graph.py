@@ -93,12 +93,24 @@ class Node:
             if key in saved:
                 value = saved[key]
                 if not isinstance(value, SavedTensor):
+                    if key in self._frees and value.__class__ in _NUMBERS:
+                        return self._saved_number(value)
                     return value
                 try:
                     return value.unpack(self, key)
                 except RuntimeError as err:
                     raise errors.short(err)  # the learner's line, then this one: no more
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def _saved_number(self, value):
+        """A number PyTorch saves as a 0-d tensor (the 2 of ``x * 2``): read as
+        ``tensor(2)`` (64-bit, as PyTorch wraps Python numbers), and freed by a
+        backward without ``retain_graph`` like any saved tensor."""
+        if self._holds_tensors == NUMBER_FREED:
+            raise errors.short(errors.GraphFreedError(self))
+        from . import backend
+        from .tensor import Tensor
+        return Tensor._make(backend.make_array(value, getattr(backend, _NUMBERS[value.__class__])))
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | {"_saved_" + k for k in self._saved})
@@ -197,6 +209,9 @@ class Node:
 #: NUMBER_FREED instead of calling ``release_saved`` (one store, no loop), and
 #: ``apply_array`` then answers as for any freed tensor.
 HOLDS_NUMBER, NUMBER_FREED = 2, 3
+
+#: A saved Python number reads back as a 0-d tensor of this dtype (PyTorch's wrapped numbers).
+_NUMBERS = {int: "int64", float: "float64", bool: "bool", complex: "complex128"}
 
 
 def raise_freed(node):

@@ -376,6 +376,12 @@ CASES: dict[str, list[Case]] = {
         C("permute-tuple", normal((2, 3, 4)), lambda x: ak.permute(x, (1, 2, 0))),
         C("T-3d", normal((2, 3, 4)), lambda x: x.T),
     ],
+    "FlipBackward0": [
+        C("flip-last", normal((2, 3, 4)), lambda x: x.flip(-1)),
+        C("flip-two", normal((2, 3, 4)), lambda x: ak.flip(x, (0, 2))),
+        C("flip-list", normal((3, 4)), lambda x: x.flip([1, 0])),
+        C("flip-0d", normal(()), lambda x: x.flip(0)),
+    ],
     "SqueezeBackward0": [
         C("squeeze-all", normal((3, 1, 4, 1)), lambda x: x.squeeze()),
     ],

@@ -145,6 +145,51 @@ def test_saved_tensors_unreadable_after_free(device):
     raises(lambda: e.grad_fn._saved_result, FREED)
 
 
+NUMBER_SAVES = {"x * 2": lambda x: x * 2, "x / 4": lambda x: x / 4, "x * 2.5": lambda x: x * 2.5}
+
+
+@pytest.mark.parametrize("case", NUMBER_SAVES)
+@pytest.mark.parametrize("how", ["backward", "stepper"])
+def test_a_saved_number_reads_as_a_tensor_and_is_freed_like_one(case, how, device):
+    """``x * 2`` saves the 2 as a 0-d CPU tensor (PyTorch's wrapped number, 64-bit):
+    readable before backward and after ``retain_graph=True``, freed by a plain
+    backward -- by ``backward()`` and by the step-by-step walk alike."""
+    from autograd_kit.engine import backward_steps
+    x = torch.tensor([1., 2.], requires_grad=True, device=device)
+    y = NUMBER_SAVES[case](x)
+    number = float(case.split()[-1])
+    kept = y.grad_fn._saved_other
+    assert (kept.shape, kept.device.type, kept.item()) == ((), "cpu", number)
+    assert kept.dtype == (torch.int64 if number.is_integer() else torch.float64)
+    y.sum().backward(retain_graph=True)
+    assert y.grad_fn._saved_other.item() == number
+    if how == "backward":
+        y.sum().backward()
+    else:
+        for _ in backward_steps(y.sum()):
+            pass
+    raises(lambda: y.grad_fn._saved_other, FREED)
+    raises(lambda: y.sum().backward(), FREED)
+
+
+@pytest.mark.parametrize("case", NUMBER_SAVES)
+def test_a_saved_number_matches_pytorch(case):
+    real = pytest.importorskip("torch")
+
+    def read(m):
+        x = m.tensor([1., 2.], requires_grad=True)
+        y = NUMBER_SAVES[case](x)
+        before = repr(y.grad_fn._saved_other)
+        y.sum().backward()
+        try:
+            y.grad_fn._saved_other
+        except RuntimeError as err:
+            return before, str(err)
+        return before, "readable"
+
+    assert read(torch) == read(real)
+
+
 def test_saved_tensors_readable_after_retain_graph(device):
     x = torch.tensor([1., 2.], requires_grad=True, device=device)
     y = x * x

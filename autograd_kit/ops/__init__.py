@@ -25,7 +25,20 @@ _ip = inplace.make_inplace
 
 def _rev(fn):
     """``number op tensor`` -> ``fn(tensor, number)``."""
-    return lambda self, other: fn(self, other)
+    return _operator(lambda self, other: fn(self, other))
+
+
+def _operator(fn):
+    """A binary operator (``+``, ``*=``...): an operand that is neither a tensor, a
+    number nor an array gives NotImplemented, so that Python raises its own error
+    (``unsupported operand type(s) for +: 'Tensor' and 'str'``), as for PyTorch."""
+    def op(self, other):
+        if other.__class__ is not Tensor and not isinstance(other, Tensor) and \
+                not backend.is_operand(other):
+            return NotImplemented
+        return fn(self, other)
+    op.__name__, op.__doc__ = getattr(fn, "__name__", "op"), fn.__doc__
+    return op
 
 
 METHODS = {
@@ -33,11 +46,14 @@ METHODS = {
     "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div,
     "true_divide": arith.div, "pow": arith.pow, "neg": arith.neg, "matmul": arith.matmul,
     "mm": arith.mm, "dot": arith.dot, "multiply": arith.mul, "subtract": arith.sub,
-    "__add__": arith.add, "__radd__": _rev(arith.add), "__sub__": arith.sub,
-    "__rsub__": arith.rsub, "__mul__": arith.mul, "__rmul__": _rev(arith.mul),
-    "__truediv__": arith.div, "__rtruediv__": arith.rdiv, "__pow__": arith.pow,
-    "__rpow__": arith.rpow, "__neg__": arith.neg, "__matmul__": arith.matmul,
-    "__rmatmul__": lambda self, other: arith.matmul(other, self), "__abs__": unary.abs,
+    "__add__": _operator(arith.add), "__radd__": _rev(arith.add),
+    "__sub__": _operator(arith.sub), "__rsub__": _operator(arith.rsub),
+    "__mul__": _operator(arith.mul), "__rmul__": _rev(arith.mul),
+    "__truediv__": _operator(arith.div), "__rtruediv__": _operator(arith.rdiv),
+    "__pow__": _operator(arith.pow), "__rpow__": _operator(arith.rpow), "__neg__": arith.neg,
+    "__matmul__": _operator(arith.matmul),
+    "__rmatmul__": _operator(lambda self, other: arith.matmul(other, self)),
+    "__abs__": unary.abs,
     "__pos__": lambda self: self,
     # elementwise
     "exp": unary.exp, "log": unary.log, "sin": unary.sin, "cos": unary.cos,
@@ -54,7 +70,7 @@ METHODS = {
     "maximum": reduce.maximum, "minimum": reduce.minimum, "sum_to_size": reduce.sum_to,
     # shapes and indexing
     "reshape": shape.reshape, "view": shape.view, "flatten": shape.flatten,
-    "transpose": shape.transpose, "t": shape.t, "permute": shape.permute,
+    "transpose": shape.transpose, "t": shape.t, "permute": shape.permute, "flip": shape.flip,
     "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
     "clone": shape.clone, "contiguous": shape.contiguous, "repeat": shape.repeat,
     "narrow": indexing.narrow, "unbind": indexing.unbind, "split": indexing.split,
@@ -105,9 +121,10 @@ METHODS = {
     "zero_": lambda self: inplace.inplace(self, inplace.zero),
     "masked_fill_": lambda self, mask, value: inplace.inplace(
         self, lambda old: shape.masked_fill(old, mask, value)),
-    "__iadd__": _ip(arith.add, "add"), "__isub__": _ip(arith.sub, "subtract"),
-    "__imul__": _ip(arith.mul, "multiply"),
-    "__itruediv__": _ip(arith.div, "divide"), "__setitem__": inplace.setitem,
+    "__iadd__": _operator(_ip(arith.add, "add")),
+    "__isub__": _operator(_ip(arith.sub, "subtract")),
+    "__imul__": _operator(_ip(arith.mul, "multiply")),
+    "__itruediv__": _operator(_ip(arith.div, "divide")), "__setitem__": inplace.setitem,
     # random numbers (PyTorch's stream): uniform_, normal_, random_, bernoulli_...
     **random_fill.METHODS,
     "bernoulli": lambda self, p=None, *, generator=None: random_creation.bernoulli(

@@ -357,9 +357,9 @@ def as_tensor_pair(a, b):
     The cast is not recorded in the graph (as in PyTorch); ``_fit`` casts each
     gradient back to its input's dtype."""
     if a.__class__ is not Tensor and not isinstance(a, Tensor):
-        a = _make(backend.scalar_array(a, b._data))
+        a = _make(a if backend.is_array(a) else backend.scalar_array(a, b._data))
     elif b.__class__ is not Tensor and not isinstance(b, Tensor):
-        b = _make(backend.scalar_array(b, a._data))
+        b = _make(b if backend.is_array(b) else backend.scalar_array(b, a._data))
     da, db = a._data, b._data
     if da.dtype != db.dtype:
         dt = backend.promote(da, db)

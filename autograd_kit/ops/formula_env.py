@@ -123,6 +123,12 @@ def permute(x, dims):
     return x.permute(dims) if _is_tensor(x) else x.transpose(dims)
 
 
+def flip(x, dims):
+    if _is_tensor(x):
+        return x.flip(dims)
+    return _xp(x).flip(x, tuple(dims)) if x.ndim else x
+
+
 def squeeze(x, dim):
     return x.squeeze(dim) if _is_tensor(x) else x.reshape(
         [n for i, n in enumerate(x.shape) if i != dim % x.ndim])
@@ -366,7 +372,7 @@ def inverse_permutation(dims):
 
 
 _WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, where, expand,
-          reshape, mT, transpose, t, permute,
+          reshape, mT, transpose, t, permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
           product_of_others, mm_mat2_grad, count_of, select_key, slice_key, zero_at,

@@ -121,6 +121,19 @@ def permute(x, *dims):
                  dims=dims)
 
 
+def flip(x, *dims):
+    """``x`` with its entries in reverse order along ``dims`` (a new tensor, not a
+    view, as in PyTorch).  Reversing twice gives the input back, so the
+    gradient is ``g`` reversed along the same dims."""
+    dims = _shape_arg(dims)
+    axes = tuple(wrap_dim(d, x.ndim) for d in dims)
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    out = backend.xp_of(x._data).flip(x._data, axes).copy() if x.ndim else x._data.copy()
+    return record(FlipBackward0, out, (x,), dims=dims)
+
+
 def T(x):
     """``x.T``: all dimensions reversed (a permute in PyTorch's graph)."""
     if x.ndim < 2:
@@ -326,6 +339,7 @@ AliasBackward0 = rule("AliasBackward0", "", self="g")
 TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="transpose(g, dim0, dim1)")
 TBackward0 = rule("TBackward0", "", self="t(g)")
 PermuteBackward0 = rule("PermuteBackward0", "dims", self="permute(g, inverse_permutation(dims))")
+FlipBackward0 = rule("FlipBackward0", "dims", self="flip(g, dims)")
 SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
 SqueezeBackward1 = rule("SqueezeBackward1", "dim self_sym_sizes",
                         self="reshape(g, self_sym_sizes)")
