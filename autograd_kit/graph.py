@@ -94,7 +94,7 @@ class Node:
                 value = saved[key]
                 if not isinstance(value, SavedTensor):
                     if key in self._frees and value.__class__ in _NUMBERS:
-                        return self._saved_number(value)
+                        return self._number_as_tensor(value)
                     return value
                 try:
                     return value.unpack(self, key)
@@ -102,7 +102,7 @@ class Node:
                     raise errors.short(err)  # the learner's line, then this one: no more
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
-    def _saved_number(self, value):
+    def _number_as_tensor(self, value):
         """A number PyTorch saves as a 0-d tensor (the 2 of ``x * 2``): read as
         ``tensor(2)`` (64-bit, as PyTorch wraps Python numbers), and freed by a
         backward without ``retain_graph`` like any saved tensor."""

@@ -15,6 +15,7 @@ from .. import backend, errors
 from ..random import sampling
 from ..tensor import Tensor
 from . import random_fill
+from ._rules import record, rule
 from .creation import _dev, _finish, _size, empty_like
 
 _IGNORED = ("layout", "pin_memory", "memory_format")
@@ -183,11 +184,15 @@ def _normal_elementwise(mean, std, generator) -> Tensor:
         z = random_fill.new(shape, dt, like.device, generator, "normal", 0.0, 1.0)
         z = z * std._data.astype(dt, copy=False)
         m = mean._data if isinstance(mean, Tensor) else backend.scalar_array(mean, z)
-        return Tensor._make((z + m).astype(dt, copy=False))
+        out = (z + m).astype(dt, copy=False)
+        if isinstance(mean, Tensor):
+            return record(NormalBackward3, out, (mean, std), mean_sym_sizes=tuple(mean.shape),
+                          std_sym_sizes=tuple(std.shape))
+        return record(NormalBackward2, out, (std,), std_sym_sizes=tuple(std.shape))
     random_fill.check_std(std)
     z = random_fill.new(tuple(mean.shape), mean._data.dtype, mean.device, generator, "normal",
                         0.0, float(std))
-    return Tensor._make(z + mean._data)
+    return record(NormalBackward1, z + mean._data, (mean,), mean_sym_sizes=tuple(mean.shape))
 
 
 def bernoulli(input, p=None, *, generator=None, **options) -> Tensor:
@@ -206,7 +211,8 @@ def bernoulli(input, p=None, *, generator=None, **options) -> Tensor:
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                                "(Could this error message be improved?  If so, please report"
                                " an enhancement request to PyTorch.)")
-        return random_fill.bernoulli_(out, input, generator=generator)
+        drawn = random_fill.bernoulli_(out, input, generator=generator)
+        return record(BernoulliBackward0, drawn._data, (input,))
     except Exception as err:
         raise errors.short(err)
 
@@ -241,3 +247,13 @@ def _check_multinomial(data, n, replacement) -> None:
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if not (data.reshape(-1, data.shape[-1]).sum(-1) > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+# Backward formulas.  A draw is not a differentiable function of its parameters
+# here: PyTorch records the node and sends back zeros (``mean * 1`` would be the
+# reparameterisation trick, written by hand as ``mean + std * randn_like(std)``).
+NormalBackward1 = rule("NormalBackward1", "mean_sym_sizes", mean="zeros_like(g)")
+NormalBackward2 = rule("NormalBackward2", "std_sym_sizes", std="zeros_like(g)")
+NormalBackward3 = rule("NormalBackward3", "mean_sym_sizes std_sym_sizes",
+                       mean="zeros_like(g)", std="zeros_like(g)")
+BernoulliBackward0 = rule("BernoulliBackward0", "", self="zeros_like(g)")
