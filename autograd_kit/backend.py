@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+from .i18n import N_, _
+
 try:  # cupy is optional: importing it must never break a CPU-only install
     import cupy as _cupy
 except Exception:  # pragma: no cover - depends on the machine
@@ -156,9 +158,10 @@ class device:
 
 CPU = device("cpu")
 
-CUDA_HELP = ("autograd_kit runs on a GPU through cupy, which is not available here. "
-             "Install it with `pip install autograd_kit[gpu]` (cupy-cuda12x) on a machine "
-             "with an NVIDIA GPU and a CUDA driver.")
+#: The kit's own message (not PyTorch's), so it is said in the learner's language.
+CUDA_HELP = N_("autograd_kit runs on a GPU through cupy, which is not available here. "
+               "Install it with `pip install autograd_kit[gpu]` (cupy-cuda12x) on a machine "
+               "with an NVIDIA GPU and a CUDA driver.")
 
 
 def cuda_is_available() -> builtins.bool:
@@ -176,7 +179,7 @@ def xp_for(dev: device):
     if dev.type == "cpu":
         return np
     if not cuda_is_available():
-        raise RuntimeError(CUDA_HELP)
+        raise RuntimeError(_(CUDA_HELP))
     return _cupy
 
 

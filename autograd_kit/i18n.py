@@ -52,6 +52,9 @@ def set_language(lang: str | None) -> None:
     too) from now on; ``None`` goes back to the locale's choice."""
     _state["chosen"] = None if lang is None else language_code(lang)
     _state["lang"] = _state["catalog"] = None
+    if _state["chosen"] is not None:
+        from . import chart_font
+        chart_font.follow(_state["chosen"])  # Chinese charts: a font with CJK glyphs
 
 
 def get_language() -> str:

@@ -670,3 +670,47 @@ def test_the_checker_speaks_the_language(capsys, lang):
         assert "not answered yet" in out[0] and out[2] == "Ex 1: correct."
     else:
         assert not any(w in " ".join(out) for w in ("not answered", "not quite", "correct"))
+
+
+@pytest.mark.parametrize("lang", i18n.LANGUAGES)
+def test_the_kits_own_gpu_message_speaks_the_learners_language(lang, monkeypatch):
+    """"cuda" without a GPU: the kit's own message (not PyTorch's), so it is
+    translated; the explainer still recognises it in every language."""
+    from autograd_kit import backend
+    from autograd_kit.viz.error_facts import error_facts
+    monkeypatch.setattr(backend, "cuda_is_available", lambda: False)
+    with language(lang):
+        with pytest.raises(RuntimeError) as err:
+            ak.ones(2).cuda()
+        assert str(err.value) == _(backend.CUDA_HELP)
+    assert "pip install autograd_kit[gpu]" in str(err.value)
+    assert (str(err.value) == backend.CUDA_HELP) == (lang == "en")
+    assert error_facts(err.value).kind == "no_gpu"
+
+
+def test_chinese_charts_get_a_font_with_chinese_glyphs(monkeypatch):
+    """set_language("zh") lets matplotlib draw Chinese labels: no "Glyph missing"
+    warning, Latin text still from the default font; without the font package
+    nothing changes and nothing fails."""
+    import sys
+    import warnings
+    pytest.importorskip("noto_cjk_sans_otc")
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from autograd_kit import chart_font
+    with matplotlib.rc_context():
+        with language("zh"):
+            assert plt.rcParams["font.family"][-1] == chart_font.FAMILY
+            fig, ax = plt.subplots(figsize=(3, 2))
+            ax.set_title("损失 loss")
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                fig.canvas.draw()
+            plt.close(fig)
+    with matplotlib.rc_context():
+        monkeypatch.setitem(sys.modules, "noto_cjk_sans_otc", None)  # not installed
+        plt.rcParams["font.family"] = ["sans-serif"]
+        assert chart_font.follow("zh") is False
+        assert chart_font.FAMILY not in plt.rcParams["font.family"]
+    assert chart_font.follow("ru") is True

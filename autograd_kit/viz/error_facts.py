@@ -60,7 +60,7 @@ TORCH_MESSAGES = (
                  r"gradients)"),
     ("numpy_grad", r"Can't call numpy\(\) on Tensor that requires grad"),
     ("no_gpu", r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are "
-               r"available|autograd_kit runs on a GPU through cupy, which is not available"),
+               r"available|pip install autograd_kit\[gpu\]"),  # (the kit's, in any language)
     ("nonleaf_grad", r"The \.grad attribute of a Tensor that is not a leaf Tensor is being "
                      r"accessed"),
 )
