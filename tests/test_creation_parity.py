@@ -252,8 +252,7 @@ def test_gradients_and_node_names_as_pytorch(name, call, rng):
         results.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
-    if name != "var_mean":  # (one VarMeanBackward0 in PyTorch; two nodes here)
-        assert results[0][2] == results[1][2]
+    assert results[0][2] == results[1][2]
 
 
 @needs_torch
@@ -263,3 +262,59 @@ def test_variable_as_pytorch():
         v = lib.autograd.Variable(t, requires_grad=True)
         (v * 2).sum().backward()
         assert (v is t, v.is_leaf, t.grad, v.grad.tolist()) == (False, True, None, [2.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("dim, keepdim, correction", [(None, False, None), (1, False, None),
+                                                      (0, True, 0), ((0, 1), False, 2)])
+def test_var_mean_is_one_node_whose_two_outputs_add_up(fn, dim, keepdim, correction, rng):
+    """Both results of one VarMeanBackward0/StdMeanBackward0 reach the loss: the
+    gradient (and the gradient of the gradient) match central differences."""
+    x = ak.tensor(rng.standard_normal((3, 4)), dtype=ak.float64, requires_grad=True)
+    spread, centre = getattr(ak, fn)(x, dim, keepdim=keepdim, correction=correction)
+    assert spread.grad_fn is centre.grad_fn and (spread.output_nr, centre.output_nr) == (0, 1)
+
+    def both(t):
+        s, m = getattr(ak, fn)(t, dim, keepdim=keepdim, correction=correction)
+        return (s * 1.5).sum() + (m * m).sum()
+
+    assert gradcheck(both, (x,))
+    assert ak.autograd.gradgradcheck(both, (x,))
+
+
+def test_var_mean_frees_what_both_outputs_need():
+    x = ak.randn(3, 4, requires_grad=True)
+    var, mean = ak.var_mean(x, 1)
+    var.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        mean.sum().backward()
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")  # (0 / 0 is masked to 0, as in PyTorch)
+def test_std_mean_of_a_constant_row_sends_zeros():
+    x = ak.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]], requires_grad=True)
+    std, _ = ak.std_mean(x, 1)
+    std.sum().backward()
+    assert x.grad[0].tolist() == [0.0, 0.0, 0.0]
+    assert bool(ak.isfinite(x.grad).all())
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("args, kwargs", [((), {}), ((1,), {"keepdim": True}), ((False,), {}),
+                                          ((), {"dim": (0, 1), "correction": 0}), ((0,), {})])
+def test_var_mean_node_as_pytorch(fn, args, kwargs, rng):
+    a = rng.standard_normal((3, 4))
+
+    def seen(lib):
+        x = lib.tensor(a, requires_grad=True)
+        s, m = getattr(lib, fn)(x, *args, **kwargs)
+        node = s.grad_fn
+        saved = {n: (tuple(getattr(node, n).shape) if n in ("_saved_self", "_saved_result0")
+                     else getattr(node, n)) for n in dir(node) if n.startswith("_saved_")}
+        (s.sum() * 2 + m.sum()).backward()
+        return type(node).__name__, m.grad_fn is node, saved, np.round(x.grad.numpy(), 10)
+
+    ours, theirs = seen(ak), seen(torch)
+    assert ours[:3] == theirs[:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-9, atol=1e-12)

@@ -7,12 +7,13 @@
 ``conv``   conv2d max_pool2d (im2col)   ``pooling`` avg_pool2d adaptive_avg_pool2d
 ``loss_more`` BCE with logits, smooth L1, Huber   ``ordering`` sort argsort median
 ``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
-``module_forms`` torch.sin_(x), var_mean, x.new_full...: other spellings of the ops above
+``moments`` var_mean, std_mean (one node, two outputs)
+``module_forms`` torch.sin_(x), x.new_full...: other spellings of the ops above
 Each family file ends with its table of backward formulas.
 """
 from __future__ import annotations
 
-from .. import backend
+from .. import backend, errors
 from ..tensor import Tensor
 from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
                loss_more, module_forms, pooling, random_creation, random_fill, reduce, shape,
@@ -36,7 +37,10 @@ def _operator(fn):
         if other.__class__ is not Tensor and not isinstance(other, Tensor) and \
                 not backend.is_operand(other):
             return NotImplemented
-        return fn(self, other)
+        try:
+            return fn(self, other)
+        except Exception as err:
+            raise errors.short(err)  # the learner's line and this one, as before
     op.__name__, op.__doc__ = getattr(fn, "__name__", "op"), fn.__doc__
     return op
 

@@ -12,6 +12,7 @@ from . import diagonal as _diag
 from . import ordering, unary, unary_more
 from .arith import matmul
 from .inplace import make_inplace
+from .moments import moments
 from .shape import cat, reshape
 
 # ``x.floor_()`` and the rest: in-place forms of the elementwise ops.
@@ -45,20 +46,14 @@ def _function_of(name):
 inplace_functions = {name: _function_of(name) for name in INPLACE_FUNCTIONS}
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    """(variance, mean) over ``dim``, in one call.  (Two nodes here, VarBackward0 and
-    MeanBackward1; PyTorch records one VarMeanBackward0 with two outputs.)"""
-    if isinstance(dim, bool):  # var_mean(x, False): the old positional ``unbiased``
-        dim, unbiased = None, dim
-    var = input.var(dim, unbiased, keepdim, correction=correction)
-    return var, input.mean(dim if dim is not None else (), keepdim)
+    """(variance, mean) over ``dim``, in one call: one VarMeanBackward0 node with
+    two outputs, as in PyTorch (see ``moments.py``)."""
+    return moments(input, "var", dim, unbiased, keepdim, correction)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    """(standard deviation, mean) over ``dim``, in one call."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    std = input.std(dim, unbiased, keepdim, correction=correction)
-    return std, input.mean(dim if dim is not None else (), keepdim)
+    """(standard deviation, mean) over ``dim``, in one call: one StdMeanBackward0 node."""
+    return moments(input, "std", dim, unbiased, keepdim, correction)
 
 
 def dstack(tensors):

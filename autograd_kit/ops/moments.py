@@ -1,0 +1,103 @@
+"""``var_mean`` and ``std_mean``: two results, one node.
+
+PyTorch records ``v, m = torch.var_mean(x)`` as *one* node, VarMeanBackward0,
+with two outputs (``v.grad_fn is m.grad_fn``; ``output_nr`` 0 and 1), as for the
+pieces of ``unbind`` (see ``multi_output.py``).  Its backward runs once and adds
+the two contributions to the gradient of x (N values reduced, c the correction):
+
+    from the variance:  g_v · 2 (x − mean) / (N − c)
+    from the mean:      g_m / N
+    (std_mean: g_s / (2 s) takes the place of g_v, and 0 where s = 0)
+
+A result that no gradient reached contributes nothing.  The formulas are written
+with tensor operations on the saved x, so ``create_graph=True`` differentiates
+them again.  Because the node is shared, a backward through one result frees
+what the other needs, as in PyTorch.
+"""
+from __future__ import annotations
+
+from ..grad_mode import is_grad_enabled, no_grad
+from ..graph import SavedTensor, edge
+from ..multi_output import MultiOutputNode
+from ._rules import NODE_CLASSES
+from .formula_env import count_of, div_or_zero, mean, unsqueeze_dims
+from .reduce import normalize_dims
+
+
+class _MomentsBackward(MultiOutputNode):
+    __slots__ = ()
+    input_names = ("self",)
+
+    def apply(self, g, needed=None):
+        kw = {k: (v.unpack(self, k) if isinstance(v, SavedTensor) else v)
+              for k, v in self._saved.items()}
+        x, c, keepdim = kw["self"], kw["correction"], kw["keepdim"]
+        dims = normalize_dims(kw["dim"], x.ndim)
+        c = 1 if c is None else c
+        spread, g_mean = g.slots
+        centred = x - mean(x, dims, True)
+        grad = None
+        if spread is not None:
+            spread = unsqueeze_dims(spread, dims, keepdim)
+            if self.is_std:  # d s = d v / (2 s): the variance's own rule after that
+                s = ((centred * centred).sum(dims, True) / (count_of(x, dims) - c)).sqrt()
+                spread = div_or_zero(spread, 2 * s)
+            grad = spread * 2 * centred / (count_of(x, dims) - c)
+        if g_mean is not None:
+            part = unsqueeze_dims(g_mean, dims, keepdim) / count_of(x, dims)
+            grad = part.expand(*x.shape) if grad is None else grad + part
+        return (grad,)
+
+    def apply_array(self, g, needed=None):
+        from ..tensor import Tensor
+        (out,) = self.apply(g.map(Tensor._make))
+        return (out._data,)
+
+
+class VarMeanBackward0(_MomentsBackward):
+    __slots__ = ()
+    is_std = False
+    formula_text = {"self": "unsqueeze_dims(grads[0], dim, keepdim) * 2 * (self - mean(self, dim,"
+                            " True)) / (count_of(self, dim) - correction)"
+                            " + unsqueeze_dims(grads[1], dim, keepdim) / count_of(self, dim)"}
+
+
+class StdMeanBackward0(_MomentsBackward):
+    __slots__ = ()
+    is_std = True
+    formula_text = {"self": "unsqueeze_dims(div_or_zero(grads[0], result0), dim, keepdim)"
+                            " * (self - mean(self, dim, True)) / (count_of(self, dim) - correction)"
+                            " + unsqueeze_dims(grads[1], dim, keepdim) / count_of(self, dim)"}
+
+
+for _cls in (VarMeanBackward0, StdMeanBackward0):
+    NODE_CLASSES[_cls.__name__] = _cls
+
+
+def moments(x, spread_name, dim, unbiased, keepdim, correction):
+    """(var or std, mean) of ``x`` as the two outputs of one node.
+
+    What the node keeps mirrors PyTorch: ``dim`` as given (None: every dim),
+    ``correction`` as the call said it (None when neither ``unbiased`` nor
+    ``correction`` nor ``dim`` was given), ``keepdim``, x itself, and for
+    std_mean the standard deviation (``result0``)."""
+    shown = correction
+    if isinstance(dim, bool):  # var_mean(x, False): the old positional ``unbiased``
+        dim, unbiased = None, dim
+    if shown is None and (unbiased is not None or dim is not None):
+        shown = 1 if unbiased is None or unbiased else 0
+    with no_grad():
+        spread = getattr(x, spread_name)(dim, unbiased, keepdim, correction=correction)
+        centre = x.mean(normalize_dims(dim, x.ndim), keepdim)
+    if is_grad_enabled() and x.requires_grad:
+        cls = StdMeanBackward0 if spread_name == "std" else VarMeanBackward0
+        node = cls([edge(x)])
+        node._saved = {"self": SavedTensor(x), "correction": shown, "keepdim": keepdim,
+                       "dim": None if dim is None else (dim,) if isinstance(dim, int)
+                       else tuple(dim)}
+        if spread_name == "std":
+            node._saved["result0"] = SavedTensor(spread, is_output=True)
+        node._holds_tensors = True
+        for out, e in zip((spread, centre), node._init_outputs(2)):
+            out._grad_fn, out._rg = e, True
+    return spread, centre
