@@ -83,7 +83,7 @@ def test_accumulation_misconceptions_are_corrected():
 
 
 def test_anomaly_detection_is_taught_where_the_error_is():
-    text = prose("08")
+    text = prose("09")
     assert "set_detect_anomaly" in text and "detect_anomaly" in text
     assert "Error detected in" in text or "traceback of the forward call" in text.lower()
 
