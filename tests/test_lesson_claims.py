@@ -83,7 +83,7 @@ def test_accumulation_misconceptions_are_corrected():
 
 
 def test_anomaly_detection_is_taught_where_the_error_is():
-    text = prose("08")
+    text = prose("09")
     assert "set_detect_anomaly" in text and "detect_anomaly" in text
     assert "Error detected in" in text or "traceback of the forward call" in text.lower()
 
@@ -104,7 +104,7 @@ def test_freed_saved_tensors_are_references_not_memory():
 
 def test_create_graph_replaces_grad_instead_of_adding_in_place():
     assert "create_graph=True" in markdown("06")["cell-13"]
-    assert "new** tensor" in markdown("12")["bbbef5b1"]
+    assert "new** tensor" in markdown("13")["bbbef5b1"]
 
 
 def test_complex_tensors_can_require_gradients_too():
@@ -112,14 +112,14 @@ def test_complex_tensors_can_require_gradients_too():
 
 
 def test_dynamic_graphs_are_not_said_to_always_pay_per_op():
-    cell = markdown("11")["0566f31e"]
+    cell = markdown("12")["0566f31e"]
     assert "torch.compile" in cell and "CUDA Graphs" in cell and "asynchronous" in cell
 
 
-def test_lesson_13_is_said_to_build_on_lesson_12():
-    for text in (markdown("00")["cell-02"], markdown("12")["e620024b"]):
+def test_lesson_14_is_said_to_build_on_lesson_13():
+    for text in (markdown("00")["cell-02"], markdown("13")["e620024b"]):
         assert "nothing depends on it" not in text and "nothing later depends" not in text
-        assert "only Lesson 13" in text
+        assert "only Lesson 14" in text
 
 
 def test_no_grad_error_and_the_three_switches_are_in_the_main_path():
