@@ -250,6 +250,12 @@ def is_array(x) -> builtins.bool:
     return x.__class__ is np.ndarray or (_cupy is not None and isinstance(x, _cupy.ndarray))
 
 
+class NotAnOperand(TypeError):
+    """Arithmetic met something that is neither a tensor, a number nor an array
+    (a str, None, a list): the operators turn it into NotImplemented, so that
+    Python raises its own "unsupported operand type(s)" error."""
+
+
 def is_operand(x) -> builtins.bool:
     """A number (Python's or numpy's) or an array: what arithmetic with a tensor
     accepts besides a tensor.  Anything else (a str, None, a list) is refused, as
@@ -493,7 +499,7 @@ def scalar_array(value, like):
         dt = like.dtype if kind == "c" else (np.complex64 if _default_float is float32
                                              else np.complex128)
     else:
-        raise TypeError(f"expected a Tensor or a number, not {builtins.type(value).__name__}")
+        raise NotAnOperand(f"expected a Tensor or a number, not {builtins.type(value).__name__}")
     return xp_of(like).asarray(value, dtype=dt)
 
 

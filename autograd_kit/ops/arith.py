@@ -37,7 +37,10 @@ def _binary(node, fn, a, b, names=(), **attrs):
                 out._grad_fn._holds_tensors = HOLDS_NUMBER  # which backward frees
             return out
         return record_one(node, out, a, attrs, True)
-    a, b, da, db = as_tensor_pair(a, b)
+    try:
+        a, b, da, db = as_tensor_pair(a, b)
+    except backend.NotAnOperand:
+        return NotImplemented  # (the operators pass it on; the functions raise)
     try:
         out = fn(da, db)
     except ValueError:
@@ -52,8 +55,9 @@ def add(a, b, alpha=1):
     """a + alpha * b"""
     try:
         if alpha != 1:
-            return _binary(AddBackward0, lambda x, y: x + alpha * y, a, b, alpha=alpha)
-        return _binary(AddBackward0, _add, a, b, alpha=1)
+            return _function(_binary(AddBackward0, lambda x, y: x + alpha * y, a, b,
+                                     alpha=alpha), "add", b)
+        return _function(_binary(AddBackward0, _add, a, b, alpha=1), "add", b)
     except RuntimeError as err:
         raise errors.short(err)  # a shape mismatch shows the learner's line and this call
 
@@ -62,10 +66,20 @@ def sub(a, b, alpha=1):
     """a - alpha * b"""
     try:
         if alpha != 1:
-            return _binary(SubBackward0, lambda x, y: x - alpha * y, a, b, alpha=alpha)
-        return _binary(SubBackward0, _sub, a, b, alpha=1)
+            return _function(_binary(SubBackward0, lambda x, y: x - alpha * y, a, b,
+                                     alpha=alpha), "sub", b)
+        return _function(_binary(SubBackward0, _sub, a, b, alpha=1), "sub", b)
     except RuntimeError as err:
         raise errors.short(err)
+
+
+def _function(out, name, other):
+    """The result of ``add(x, other)``... called as a function or method: an
+    operand that is no tensor, number or array is PyTorch's TypeError there."""
+    if out is NotImplemented:
+        raise TypeError(f"{name}(): argument 'other' must be Tensor, not "
+                        f"{type(other).__name__}")
+    return out
 
 
 def rsub(a, b):
@@ -78,7 +92,7 @@ def rsub(a, b):
 
 def mul(a, b):
     try:
-        return _binary(MulBackward0, _mul, a, b, ("self", "other"))
+        return _function(_binary(MulBackward0, _mul, a, b, ("self", "other")), "mul", b)
     except RuntimeError as err:
         raise errors.short(err)
 
@@ -93,7 +107,7 @@ def div(a, b):
             not isinstance(a, (Tensor, float)):
         b = b.to(backend.get_default_dtype())
     try:
-        return _binary(DivBackward0, _div, a, b, ("self", "other"))
+        return _function(_binary(DivBackward0, _div, a, b, ("self", "other")), "div", b)
     except RuntimeError as err:
         raise errors.short(err)
 
@@ -119,6 +133,33 @@ def rpow(a, base):
     """number ** tensor (PowBackward2)."""
     a_, b_, da, db = as_tensor_pair(a, base)
     return record(PowBackward2, db ** da, (a_,), self=b_, exponent=a_, result=RESULT)
+
+
+_OPERANDS = frozenset({Tensor, float, int})  # the usual right-hand sides, told by class
+
+
+def operator_form(node, kernel, names=(), alpha=None):
+    """``a + b``, ``a * b``...: the op of ``node`` as a Python operator.
+
+    Anything but a tensor, a number or an array on the right gives NotImplemented
+    (``_binary`` finds it out where it turns the operand into an array, so the
+    usual operands pay nothing for the check), and Python raises its own
+    "unsupported operand type(s)" error, as it does for PyTorch: a str or None is
+    not read as a number.  (Two spellings of the call, because a ``**attrs`` call
+    costs a tenth of a small op.)"""
+    if alpha is None:
+        def op(a, b):
+            try:
+                return _binary(node, kernel, a, b, names)
+            except RuntimeError as err:
+                raise errors.short(err)  # a shape mismatch: the learner's line and this one
+    else:
+        def op(a, b):
+            try:
+                return _binary(node, kernel, a, b, alpha=alpha)
+            except RuntimeError as err:
+                raise errors.short(err)
+    return op
 
 
 def neg(a):
