@@ -255,6 +255,32 @@ def test_wide_fan_in_unfolds_and_leaves_shared_inputs_alone():
         assert g.node_id(x) not in hidden and g.node_id(x.grad_fn if x.grad_fn else x) not in hidden
 
 
+@pytest.mark.parametrize("show_saved", [False, True])
+def test_a_shared_weight_does_not_stop_a_long_loop_from_folding(show_saved):
+    """z = tanh(z * w + 0.1), 300 times: w feeds every step, yet the steps are one
+    chain to fold (w is drawn once per use anyway), with one arrow from w into
+    the fold; the stepper folds it by default, so every renderer can draw it."""
+    from autograd_kit.viz.hubs import MAX_USES
+    from autograd_kit.widgets import BackwardStepper
+    from autograd_kit.widgets.stepper import FOLD_ABOVE
+    w, z = ak.tensor([0.5], requires_grad=True), ak.tensor([0.1])
+    for _ in range(300):
+        z = ak.tanh(z * w + 0.1)
+    g = make_dot(z.sum(), show_saved=show_saved, max_nodes=100, names={"w": w})
+    assert len(g.nodes) <= 100 and len(g.folds) == 1
+    (fid, hidden), = g.folds.items()
+    assert g.node_id(w) not in hidden and g.node_id(w) is not None
+    acc = g.node_id(z.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[1][0])
+    assert sum(1 for e in g.edges if e.tail == acc and e.head == fid) == 1
+    assert sum(1 for e in g.edges if e.tail == acc) <= MAX_USES
+    full = make_dot(z.sum(), show_saved=show_saved, unfold=True)
+    assert len(full.nodes) > FOLD_ABOVE
+    stepper = BackwardStepper(z.sum(), show_saved=show_saved)
+    assert stepper.problem is None and len(stepper._graph.nodes) <= FOLD_ABOVE
+    assert "could not be drawn" not in stepper.picture.value
+    assert "<svg" in stepper.picture.value or "<img" in stepper.picture.value
+
+
 def test_stepper_panel_on_a_wide_node_lists_first_and_last_edges():
     from autograd_kit.widgets import BackwardStepper
     from autograd_kit.widgets.panel import FIRST_ROWS, LAST_ROWS

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..i18n import N_, _, ngettext
+from .hubs import MAX_USES
 from .model import GraphData, VEdge, VNode
 
 KEEP = 2          # boxes kept visible at each end of a folded chain
@@ -48,11 +49,18 @@ def count_text(n: int) -> str:
 
 
 def _links(data: GraphData) -> tuple[dict, dict]:
-    """Each box's flow predecessors and successors (ids)."""
+    """Each box's flow predecessors and successors (ids).
+
+    The arrows of a box used more than :data:`~.hubs.MAX_USES` times (a weight
+    shared by every step of an unrolled loop) are left out: such a box is drawn
+    once per use anyway (:mod:`.hubs`), so it does not break the chains it feeds,
+    and a fold keeps one arrow from it."""
+    uses = Counter(e.tail for e in data.edges if e.kind == "flow")
+    hubs = {box for box, k in uses.items() if k > MAX_USES}
     preds: dict[str, list[str]] = {n.id: [] for n in data.nodes}
     succs: dict[str, list[str]] = {n.id: [] for n in data.nodes}
     for e in data.edges:
-        if e.kind == "flow":
+        if e.kind == "flow" and e.tail not in hubs:
             succs[e.tail].append(e.head)
             preds[e.head].append(e.tail)
     return preds, succs
