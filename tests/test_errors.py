@@ -172,6 +172,35 @@ def test_a_saved_number_reads_as_a_tensor_and_is_freed_like_one(case, how, devic
     raises(lambda: y.sum().backward(), FREED)
 
 
+@pytest.mark.parametrize("base", [2, 2.5, 0])
+def test_a_number_base_is_kept_as_the_number(base, device):
+    """``2 ** x``: PyTorch keeps the base as a number (``_saved_self`` reads 2, never
+    freed); the gradient is 2**x * log 2, and 0 where the base is 0 and x >= 0."""
+    x = torch.tensor([1.0, 2.0, 0.0], requires_grad=True, device=device)
+    y = base ** x
+    assert y.grad_fn._saved_self == base and type(y.grad_fn._saved_self) is type(base)
+    y.sum().backward()
+    expected = [0.0, 0.0, 0.0] if base == 0 else \
+        [base ** v * np.log(base) for v in (1.0, 2.0, 0.0)]
+    assert x.grad.cpu().tolist() == pytest.approx(expected, rel=1e-6)
+    assert y.grad_fn._saved_self == base
+    raises(lambda: y.grad_fn._saved_result, FREED)
+
+
+@pytest.mark.parametrize("base", [2, 2.5])
+def test_a_number_base_matches_pytorch(base):
+    real = pytest.importorskip("torch")
+
+    def read(m):
+        x = m.tensor([1.0, -2.0], requires_grad=True)
+        y = base ** x
+        kept = y.grad_fn._saved_self
+        y.sum().backward()
+        return repr(kept), repr(y.grad_fn._saved_self), [round(v, 5) for v in x.grad.tolist()]
+
+    assert read(torch) == read(real)
+
+
 @pytest.mark.parametrize("case", NUMBER_SAVES)
 def test_a_saved_number_matches_pytorch(case):
     real = pytest.importorskip("torch")

@@ -132,7 +132,9 @@ def pow(a, exponent):  # noqa: A001 - PyTorch's name
 def rpow(a, base):
     """number ** tensor (PowBackward2)."""
     a_, b_, da, db = as_tensor_pair(a, base)
-    return record(PowBackward2, db ** da, (a_,), self=b_, exponent=a_, result=RESULT)
+    # PyTorch keeps a number base as the number (``_saved_self`` reads 2, not tensor(2.))
+    kept = base if base.__class__ in _NUMBERS else b_
+    return record(PowBackward2, db ** da, (a_,), self=kept, exponent=a_, result=RESULT)
 
 
 _OPERANDS = frozenset({Tensor, float, int})  # the usual right-hand sides, told by class

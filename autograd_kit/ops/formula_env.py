@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 
 from .. import backend
 from ..tensor import Tensor
@@ -185,7 +186,12 @@ def pow_backward(g, self, exponent):
 
 
 def log_or_zero(self, exponent):
-    """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0."""
+    """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0.
+    (``2 ** x`` keeps its base as a number: its log is a number too.)"""
+    if self.__class__ in (builtins.int, builtins.float):
+        if self != 0:
+            return math.log(self)
+        self = zeros_like(exponent)  # 0 ** x: the mask below decides
     mask = (_raw(self) == 0) & (_raw(exponent) >= 0)
     return log(where(mask, 1.0, self))
 
