@@ -12,6 +12,17 @@ import functools
 import warnings
 
 
+def warn_size(input, target, stacklevel: int) -> None:
+    """PyTorch's warning when a loss's target has another shape than its input (the
+    two broadcast, which is rarely what was meant); ``stacklevel`` points at the
+    learner's line from the caller's depth."""
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=stacklevel + 1)
+
+
 def legacy_get_string(size_average, reduce, emit_warning: bool = True) -> str:
     """The ``reduction`` the two old flags mean (None counts as True)."""
     size_average = True if size_average is None else size_average

@@ -20,6 +20,7 @@ from ..ops.inplace import inplace as _inplace
 from ..ops.unary import leaky_relu as _leaky_relu
 
 from ..tensor import Tensor, scalar_type_name
+from ._reduction import warn_size
 
 
 # -- layers -------------------------------------------------------------------------
@@ -91,21 +92,13 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 
 # -- losses ---------------------------------------------------------------------------
-def _warn_size(input: Tensor, target: Tensor) -> None:
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
-                      f"size ({input.shape}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.",
-                      UserWarning, stacklevel=3)
-
-
 def _broadcast_pair(input: Tensor, target: Tensor):
     """Input and target expanded to one shape, as PyTorch's losses do when the
     sizes differ: the mean is then over every element of the broadcast
     difference, and the gradient of the expanded input is summed back."""
     if target.shape == input.shape:
         return input, target
-    _warn_size(input, target)
+    warn_size(input, target, stacklevel=2)
     from ..ops._rules import check_broadcast
     a, b = (t._data if isinstance(t, Tensor) else t for t in (input, target))
     check_broadcast(a, b)

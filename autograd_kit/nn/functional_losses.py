@@ -5,12 +5,10 @@ loss, and its gradient) is in ``ops/loss_more.py``.
 """
 from __future__ import annotations
 
-import warnings
-
 from ..ops import loss_more as _more
 from ..ops.loss import reduce_loss
 from ..tensor import Tensor
-from ._reduction import legacy_keywords
+from ._reduction import legacy_keywords, warn_size
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -18,14 +16,6 @@ _REDUCTIONS = ("mean", "sum", "none")
 def _check_reduction(reduction: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _warn_size(input: Tensor, target: Tensor) -> None:
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
-                      f"size ({input.shape}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.",
-                      UserWarning, stacklevel=4)
 
 
 def _constant(t, argument: str) -> None:
@@ -55,7 +45,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """d²/(2β) where |d| < β, |d| - β/2 beyond (d = x - y): squared error near the
     target, absolute error far from it.  β = 0 is the L1 loss."""
-    _warn_size(input, target)
+    warn_size(input, target, stacklevel=3)
     _check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -69,7 +59,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     """d²/2 where |d| < δ, δ(|d| - δ/2) beyond: smooth L1 scaled by δ (with β = δ)."""
     if weight is not None:
         raise NotImplementedError("autograd_kit does not support weight here")
-    _warn_size(input, target)
+    warn_size(input, target, stacklevel=3)
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
