@@ -256,14 +256,6 @@ class NotAnOperand(TypeError):
     Python raises its own "unsupported operand type(s)" error."""
 
 
-def is_operand(x) -> builtins.bool:
-    """A number (Python's or numpy's) or an array: what arithmetic with a tensor
-    accepts besides a tensor.  Anything else (a str, None, a list) is refused, as
-    PyTorch refuses it, instead of being read as a number."""
-    return builtins.isinstance(x, (builtins.int, builtins.float, builtins.complex, np.generic)) \
-        or is_array(x)
-
-
 def is_array_or_scalar(x) -> builtins.bool:
     """An array, or a numpy scalar (what arithmetic on 0-d arrays gives back)."""
     return is_array(x) or isinstance(x, np.generic)

@@ -25,32 +25,30 @@ _ip = inplace.make_inplace
 
 
 def _operator(fn):
-    """A binary operator (``+``, ``*=``...): an operand that is neither a tensor, a
-    number nor an array gives NotImplemented, so that Python raises its own error
-    (``unsupported operand type(s) for +: 'Tensor' and 'str'``), as for PyTorch."""
+    """A binary operator (``/``, ``*=``...): an operand that is neither a tensor, a
+    number nor an array (the op says so with ``NotAnOperand`` where it turns the
+    operand into an array) gives NotImplemented, so that Python raises its own
+    error (``unsupported operand type(s) for /: 'Tensor' and 'str'``), as for
+    PyTorch.  ``+ - *`` are :func:`arith.operator_form`'s."""
     def op(self, other):
-        if other.__class__ not in arith._OPERANDS and not isinstance(other, Tensor) and \
-                not backend.is_operand(other):
-            return NotImplemented
         try:
             return fn(self, other)
+        except backend.NotAnOperand:
+            return NotImplemented
         except Exception as err:
             raise errors.short(err)  # the learner's line and this one, as before
     op.__name__, op.__doc__ = getattr(fn, "__name__", "op"), fn.__doc__
     return op
 
 
-_ADD = arith.operator_form(arith.AddBackward0, arith._add, alpha=1)
-_SUB = arith.operator_form(arith.SubBackward0, arith._sub, alpha=1)
-_MUL = arith.operator_form(arith.MulBackward0, arith._mul, ("self", "other"))
-
 METHODS = {
     # arithmetic and operators
     "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div,
     "true_divide": arith.div, "pow": arith.pow, "neg": arith.neg, "matmul": arith.matmul,
     "mm": arith.mm, "dot": arith.dot, "multiply": arith.mul, "subtract": arith.sub,
-    "__add__": _ADD, "__radd__": _ADD, "__sub__": _SUB, "__rsub__": _operator(arith.rsub),
-    "__mul__": _MUL, "__rmul__": _MUL,  # (x + 2 and 2 + x: the same node, as in PyTorch)
+    "__add__": arith.add_operator, "__radd__": arith.add_operator,
+    "__sub__": arith.sub_operator, "__rsub__": _operator(arith.rsub),
+    "__mul__": arith.mul_operator, "__rmul__": arith.mul_operator,
     "__truediv__": _operator(arith.div), "__rtruediv__": _operator(arith.rdiv),
     "__pow__": _operator(arith.pow), "__rpow__": _operator(arith.rpow), "__neg__": arith.neg,
     "__matmul__": _operator(arith.matmul),

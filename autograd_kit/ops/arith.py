@@ -77,8 +77,8 @@ def _function(out, name, other):
     """The result of ``add(x, other)``... called as a function or method: an
     operand that is no tensor, number or array is PyTorch's TypeError there."""
     if out is NotImplemented:
-        raise TypeError(f"{name}(): argument 'other' must be Tensor, not "
-                        f"{type(other).__name__}")
+        raise backend.NotAnOperand(f"{name}(): argument 'other' must be Tensor, not "
+                                   f"{type(other).__name__}")
     return out
 
 
@@ -135,9 +135,6 @@ def rpow(a, base):
     # PyTorch keeps a number base as the number (``_saved_self`` reads 2, not tensor(2.))
     kept = base if base.__class__ in _NUMBERS else b_
     return record(PowBackward2, db ** da, (a_,), self=kept, exponent=a_, result=RESULT)
-
-
-_OPERANDS = frozenset({Tensor, float, int})  # the usual right-hand sides, told by class
 
 
 def operator_form(node, kernel, names=(), alpha=None):
@@ -268,3 +265,8 @@ MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(sel
 BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
 AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2",
                       self="g", mat1="g @ mT(mat2)", mat2="mm_mat2_grad(g, mat1, mat2)")
+
+# The operators ``+ - *`` (``x + 2`` and ``2 + x`` make the same node, as in PyTorch).
+add_operator = operator_form(AddBackward0, _add, alpha=1)
+sub_operator = operator_form(SubBackward0, _sub, alpha=1)
+mul_operator = operator_form(MulBackward0, _mul, ("self", "other"))
