@@ -376,11 +376,17 @@ def _infer_dtype(data):
         return _list_dtype(data)
     if isinstance(flat, (builtins.bool, builtins.int)) and isinstance(data, (list, tuple)):
         return None  # numpy looks at every element: [2, -3.4] is float, [True, 2] is int
-    if isinstance(flat, builtins.bool):
+    return _number_dtype(flat)
+
+
+def _number_dtype(value):
+    """The numpy type PyTorch gives a Python number: bool, int64, the default
+    float, or the complex type that goes with it (anything else: the default float)."""
+    if isinstance(value, builtins.bool):
         return np.bool_
-    if isinstance(flat, builtins.int):
+    if isinstance(value, builtins.int):
         return np.int64
-    if isinstance(flat, complex):
+    if isinstance(value, complex):
         return np.complex64 if _default_float is float32 else np.complex128
     return _default_float.np
 
@@ -392,22 +398,8 @@ def _list_dtype(data):
     not numpy's rule (float64)."""
     result = None
     for v in _flat(data):
-        if isinstance(v, np.generic):
-            d = v.dtype
-        elif isinstance(v, builtins.bool):
-            d = np.dtype(np.bool_)
-        elif isinstance(v, builtins.int):
-            d = np.dtype(np.int64)
-        elif isinstance(v, builtins.float):
-            d = np.dtype(_default_float.np)
-        else:
-            d = np.dtype(np.complex64 if _default_float is float32 else np.complex128)
-        if result is None or result == d:
-            result = d
-        elif _CATEGORY[result.kind] != _CATEGORY[d.kind]:
-            result = result if _CATEGORY[result.kind] > _CATEGORY[d.kind] else d
-        else:
-            result = np.promote_types(result, d)
+        d = v.dtype if isinstance(v, np.generic) else np.dtype(_number_dtype(v))
+        result = d if result is None else _promote_dtypes(result, d)
     return result
 
 
@@ -470,6 +462,15 @@ def promote(a, b):
     if a0 != b0:
         dim_d, zero_d, cd, cz = (db, da, cb, ca) if a0 else (da, db, ca, cb)
         return zero_d if cz > cd else dim_d
+    return _promote_dtypes(da, db)
+
+
+def _promote_dtypes(da, db):
+    """Of two dtypes that count alike: the higher category (bool < int < float <
+    complex) wins, within a category the wider type."""
+    if da == db:
+        return da
+    ca, cb = _CATEGORY[da.kind], _CATEGORY[db.kind]
     if ca != cb:
         return da if ca > cb else db
     return np.result_type(da, db)
