@@ -35,16 +35,17 @@ class _MomentsBackward(MultiOutputNode):
         dims = normalize_dims(kw["dim"], x.ndim)
         c = 1 if c is None else c
         spread, g_mean = g.slots
+        n = count_of(x, dims)
         centred = x - mean(x, dims, True)
         grad = None
         if spread is not None:
             spread = unsqueeze_dims(spread, dims, keepdim)
             if self.is_std:  # d s = d v / (2 s): the variance's own rule after that
-                s = ((centred * centred).sum(dims, True) / (count_of(x, dims) - c)).sqrt()
+                s = ((centred * centred).sum(dims, True) / (n - c)).sqrt()
                 spread = div_or_zero(spread, 2 * s)
-            grad = spread * 2 * centred / (count_of(x, dims) - c)
+            grad = spread * 2 * centred / (n - c)
         if g_mean is not None:
-            part = unsqueeze_dims(g_mean, dims, keepdim) / count_of(x, dims)
+            part = unsqueeze_dims(g_mean, dims, keepdim) / n
             grad = part.expand(*x.shape) if grad is None else grad + part
         return (grad,)
 

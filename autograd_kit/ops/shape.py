@@ -15,7 +15,7 @@ import builtins
 from types import SimpleNamespace
 
 from ..grad_mode import is_grad_enabled
-from ._rules import record, rule
+from ._rules import as_tensor_pair, check_broadcast, record, rule
 from .. import backend
 from ..tensor import Tensor, scalar_type_name
 from .reduce import wrap_dim
@@ -293,7 +293,6 @@ def where(condition, a=None, b=None):
     if a is None and b is None:
         return tuple(Tensor._make(i) for i in backend.xp_of(condition._data).nonzero(
             condition._data))
-    from ._rules import as_tensor_pair, check_broadcast
     a, b, da, db = as_tensor_pair(a, b)
     cond = condition._data if isinstance(condition, Tensor) else backend.as_array(condition)
     if cond.dtype.kind != "b":
@@ -315,8 +314,6 @@ _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "in
 
 def masked_fill(x, mask, value):
     """x with ``value`` where mask is True; the gradient passes where it is False."""
-    from ._rules import as_tensor_pair
-    from ._rules import check_broadcast
     x, v, dx, dv = as_tensor_pair(x, value)
     m = mask._data if isinstance(mask, Tensor) else backend.as_array(mask)
     if m.dtype.kind != "b":
