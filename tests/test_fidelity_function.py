@@ -23,8 +23,8 @@ def _x(lib):
 
 
 # -- snippets ------------------------------------------------------------------------
-def second_derivative_through_saved_output(lib):
-    """exp saves its own result; d²/dx² exp(x) = exp(x)."""
+def _exp_saving_its_output(lib):
+    """A Function computing exp(x) that saves its own result for backward."""
     def forward(ctx, x):
         r = x.exp()
         ctx.save_for_backward(r)
@@ -33,7 +33,12 @@ def second_derivative_through_saved_output(lib):
     def backward(ctx, g):
         (r,) = ctx.saved_tensors
         return g * r
-    Exp = _fn(lib, "Exp", forward, backward)
+    return _fn(lib, "Exp", forward, backward)
+
+
+def second_derivative_through_saved_output(lib):
+    """exp saves its own result; d²/dx² exp(x) = exp(x)."""
+    Exp = _exp_saving_its_output(lib)
     x = _x(lib)
     (g,) = lib.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
     (gg,) = lib.autograd.grad(g.sum(), x)
@@ -378,16 +383,7 @@ def grad_with_respect_to_an_output(lib):
 
 
 def saved_output_changed_in_place(lib):
-    def forward(ctx, x):
-        r = x.exp()
-        ctx.save_for_backward(r)
-        return r
-
-    def backward(ctx, g):
-        (r,) = ctx.saved_tensors
-        return g * r
-    Exp = _fn(lib, "Exp", forward, backward)
-    y = Exp.apply(_x(lib))
+    y = _exp_saving_its_output(lib).apply(_x(lib))
     y.add_(1)
     y.sum().backward()
 
