@@ -105,6 +105,20 @@ _IN_V_NONE = ("The vector v can only be None if the input to the user-provided f
               "single Tensor with a single element.")
 
 
+def _inputs(inputs, fn: str, create_graph: bool):
+    """(whether a tuple was given, the inputs as fresh tensors that require grad)."""
+    in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
+    return in_tuple, _fresh(inputs, create_graph)
+
+
+def _outputs(func, inputs, fn: str, strict: bool):
+    """(whether ``func`` returned a tuple, its outputs); in strict mode each must
+    require grad."""
+    out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn)
+    _strict_outputs(outputs, strict)
+    return out_tuple, outputs
+
+
 def _strict_outputs(outputs, strict: bool) -> None:
     if strict:
         for i, out in enumerate(outputs):
@@ -187,11 +201,8 @@ def _single_number(outputs, was_tuple: bool, fn: str) -> None:
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(f(inputs), vᵀ J): one backward pass with v as the output gradient."""
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _fresh(inputs, create_graph)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       "vjp")
-        _strict_outputs(outputs, strict)
+        in_tuple, inputs = _inputs(inputs, "vjp", create_graph)
+        out_tuple, outputs = _outputs(func, inputs, "vjp", strict)
         v = _read_v(v, outputs, out_tuple, "vjp", create_graph,
                     len(outputs) == 1 and outputs[0].numel() == 1, _OUT_V_NONE)
     with set_grad_enabled(create_graph or is_grad_enabled()):
@@ -205,13 +216,10 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(f(inputs), J v), by the double-backward trick: g(u) = uᵀ J is linear in u;
     its vector–Jacobian product with v is (J v)ᵀ."""
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _fresh(inputs, create_graph)
+        in_tuple, inputs = _inputs(inputs, "jvp", create_graph)
         v = _read_v(v, inputs, in_tuple, "jvp", create_graph,
                     len(inputs) == 1 and inputs[0].numel() == 1, _IN_V_NONE)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       "jvp")
-        _strict_outputs(outputs, strict)
+        out_tuple, outputs = _outputs(func, inputs, "jvp", strict)
         u = tuple(zeros_like(o, requires_grad=True) for o in outputs)  # the dummy direction
         uJ = _grad(outputs, inputs, u, create_graph=True)
         _strict_depends(uJ, "grad_inputs", strict)
@@ -235,11 +243,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
                            "`vectorized=True` are not supported together. Please either set "
                            "`strict=False` or `vectorize=False`.")
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _fresh(inputs, create_graph)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       "jacobian")
-        _strict_outputs(outputs, strict)
+        in_tuple, inputs = _inputs(inputs, "jacobian", create_graph)
+        out_tuple, outputs = _outputs(func, inputs, "jacobian", strict)
         blocks = tuple(_jacobian_of(i, out, inputs, create_graph, strict)
                        for i, out in enumerate(outputs))
     blocks = tuple(_finish(row, create_graph) for row in blocks)
@@ -277,9 +282,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
     in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
 
     def one_number(*xs):
-        out_tuple, out = _as_tuple(func(*xs), "outputs of the user-provided function",
-                                   "hessian")
-        _strict_outputs(out, strict)
+        out_tuple, out = _outputs(func, xs, "hessian", strict)
         _single_number(out, out_tuple, "hessian")
         return out[0].squeeze()
 
@@ -295,13 +298,10 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
 
 def _gradient_of_one_number(func, inputs, v, fn, create_graph, strict):
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
-        inputs = _fresh(inputs, create_graph)
+        in_tuple, inputs = _inputs(inputs, fn, create_graph)
         v = _read_v(v, inputs, in_tuple, fn, create_graph,
                     len(inputs) == 1 and inputs[0].numel() == 1, _IN_V_NONE)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       fn)
-        _strict_outputs(outputs, strict)
+        out_tuple, outputs = _outputs(func, inputs, fn, strict)
         _single_number(outputs, out_tuple, fn)
         jac = _grad(outputs, inputs, create_graph=True)
         _strict_depends(jac, "jacobian", strict)
