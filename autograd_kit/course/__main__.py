@@ -1,7 +1,12 @@
-"""``python -m autograd_kit.course nbgrader OUTDIR [--lang en|zh|ru] [--lessons 3,6,8]``
+"""``python -m autograd_kit.course nbgrader OUTDIR [--lang en|zh|ru] [--lessons 3,6,8] [--force]``
 
 Writes an nbgrader course directory from the lesson notebooks: one assignment per
 lesson that has exercises, graded automatically by the lesson's own checks.
+
+It writes only into real folders inside OUTDIR (never through a symlink), keeps a
+record of the files it wrote, and on a rerun replaces or removes only those, and
+only while unedited (--force: edited ones too).  Anything it refuses is one line on
+stderr and exit status 2; see autograd_kit.course.safe_write.
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from pathlib import Path
 
 from .lessons import DEFAULT_SOURCE, LANGUAGES, find_lessons
 from .nbgrader import write_course
+from .safe_write import Refusal, describe
 
 
 def _numbers(text: str) -> list[int]:
@@ -33,12 +39,19 @@ def main(argv: list[str] | None = None) -> int:
     nbg.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
                      help="the lessons folder (default: the repository's lessons/)")
     nbg.add_argument("--course-id", default="autograd_kit", help="nbgrader's course id")
+    nbg.add_argument("--force", action="store_true",
+                     help="also replace files the exporter wrote that were edited since "
+                          "(files it did not write are never replaced or removed)")
     args = parser.parse_args(argv)
     try:
         lessons = find_lessons(args.source, args.lang, args.lessons)
-        names = write_course(args.outdir, lessons, args.course_id)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        names = write_course(args.outdir, lessons, args.course_id, force=args.force,
+                             source=args.source)
+    except (Refusal, ValueError) as err:
+        print("error: " + " ".join(str(err).splitlines()), file=sys.stderr)
+        return 2
+    except OSError as err:      # a name too long, a file where a folder is, no permission...
+        print(f"error: {describe(err)}", file=sys.stderr)
         return 2
     print(f"wrote {len(names)} assignments to {args.outdir / 'source'}: {', '.join(names)}")
     print(f"next: cd {args.outdir} && nbgrader generate_assignment {names[0]}")

@@ -25,11 +25,11 @@ points and its feedback shows the very sentence the lesson would print.
 from __future__ import annotations
 
 import copy
-import shutil
 from pathlib import Path
 
 from ..i18n import _, language
 from .lessons import Lesson
+from .safe_write import read_folder, write_files
 
 POINTS = 1
 ASSIGNMENT_PREFIX = "lesson"
@@ -38,7 +38,8 @@ GRADING_ON = "from autograd_kit.exercises import grading\ngrading(True)\n"
 
 _CONFIG = '''\
 # nbgrader settings for the autograd_kit course ({language} edition).
-# Written by `python -m autograd_kit.course nbgrader`; regenerate rather than edit.
+# Written by `python -m autograd_kit.course nbgrader`; regenerate rather than edit
+# (a rerun replaces an edited copy only with --force).
 c = get_config()  # noqa: F821 - nbgrader provides it
 c.CourseDirectory.course_id = {course_id!r}
 # a released exercise cell is the lesson's own cell (with its ...): the region
@@ -125,31 +126,40 @@ def _support_files(lesson: Lesson) -> list[Path]:
             if p.is_dir() and not p.name.startswith((".", "_")) and f"{p.name}/" in code]
 
 
-def write_course(outdir: Path, lessons: list[Lesson], course_id: str = "autograd_kit"
-                 ) -> list[str]:
+def notebook_bytes(nb) -> bytes:
+    """A notebook as ``nbformat.write`` puts it in a file."""
+    import nbformat
+    text = nbformat.writes(nb)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def write_course(outdir: Path, lessons: list[Lesson], course_id: str = "autograd_kit", *,
+                 force: bool = False, source: Path | None = None) -> list[str]:
     """Write ``OUTDIR/source/lessonNN/NN_topic.ipynb`` for every lesson with
     exercises, and ``OUTDIR/nbgrader_config.py``.  Returns the assignment names.
 
-    Regenerating overwrites the assignments' source notebooks; nbgrader's own
-    folders (release, submitted, autograded, feedback, the gradebook) are kept."""
-    import nbformat
-    outdir = Path(outdir)
-    names = []
+    Regenerating replaces the files the exporter wrote before, as long as nobody
+    edited them (``force`` replaces edited ones too); files it did not write and
+    nbgrader's own folders (release, submitted, autograded, feedback, the
+    gradebook) are kept.  The rules, and the refusals, are
+    :mod:`autograd_kit.course.safe_write`'s; ``source`` (the lessons folder) is
+    guarded like the lessons' own folders: the course may not be inside it."""
+    files, names = {}, []
     for lesson in lessons:
         if not lesson.exercises:
             continue
         name = assignment_name(lesson)
-        folder = outdir / "source" / name
-        if folder.exists():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
-        nbformat.write(to_nbgrader(lesson), folder / f"{lesson.name}.ipynb")
+        files[f"source/{name}/{lesson.name}.ipynb"] = notebook_bytes(to_nbgrader(lesson))
         for extra in _support_files(lesson):
-            shutil.copytree(extra, folder / extra.name)
+            for rel, data in read_folder(extra).items():
+                files[f"source/{name}/{extra.name}/{rel}"] = data
         names.append(name)
     if not names:
         raise ValueError("none of these lessons has an exercise: nothing to grade")
     languages = sorted({lesson.language for lesson in lessons})
-    (outdir / CONFIG_FILE).write_text(
-        _CONFIG.format(language=", ".join(languages), course_id=course_id), encoding="utf-8")
+    files[CONFIG_FILE] = _CONFIG.format(language=", ".join(languages),
+                                        course_id=course_id).encode("utf-8")
+    guarded = {lesson.path.parent for lesson in lessons} | ({Path(source)} if source else set())
+    write_files(outdir, files, regenerate=[f"source/{name}" for name in names], force=force,
+                lesson_folders=sorted(guarded))
     return names
