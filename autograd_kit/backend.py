@@ -226,6 +226,45 @@ def to_host(a):
 ARRAY_TYPES = {np.ndarray} | ({_cupy.ndarray} if _cupy is not None else set())
 
 
+def array_from_bytes(buffer, dt: dtype, shape, strides=None, offset: builtins.int = 0,
+                     byteorder: str = "little", order: str = "C"):
+    """A new CPU array of our dtype ``dt``, read from the raw bytes of a saved file.
+
+    ``shape``, ``strides`` and ``offset`` count elements, as a PyTorch storage
+    does (no ``strides``: the C order); ``byteorder`` ("little" or "big") is the
+    order the bytes were written in.  The result owns its memory (a copy in the
+    machine's byte order, laid out in numpy's ``order``: "K" keeps the order of
+    ``strides``, so a saved transpose stays one) and can be written to.
+    ValueError when an element lies outside ``buffer`` (a damaged or hostile file)."""
+    shape = tuple(builtins.int(n) for n in shape)
+    if strides is None:
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= builtins.max(n, 1)
+    strides = tuple(builtins.int(s) for s in strides)
+    if len(strides) != len(shape) or offset < 0 or builtins.any(n < 0 for n in shape) \
+            or builtins.any(s < 0 for s in strides):
+        raise ValueError(f"shape {list(shape)}, strides {list(strides)} and offset {offset} "
+                         "do not describe a tensor")
+    want = np_dtype(dt)
+    if 0 in shape:
+        return np.zeros(shape, dtype=want, order="F" if order == "F" else "C")
+    stored = np.dtype(np.uint8) if want.kind == "b" else \
+        want.newbyteorder("<" if byteorder == "little" else ">")
+    count = builtins.sum((n - 1) * s for n, s in zip(shape, strides)) + 1
+    held = memoryview(buffer).nbytes
+    if (offset + count) * stored.itemsize > held:
+        raise ValueError(f"the tensor needs {offset + count} elements of {stored.itemsize} "
+                         f"bytes, but its storage holds {held} bytes")
+    flat = np.frombuffer(buffer, dtype=stored, count=count, offset=offset * stored.itemsize)
+    view = np.lib.stride_tricks.as_strided(flat, shape, [s * stored.itemsize for s in strides],
+                                           writeable=False)
+    if want.kind == "b":
+        return np.not_equal(view, 0, order=order)  # any nonzero byte is True
+    return np.array(view, dtype=want, order=order)
+
+
 def use_cuda_module(module) -> None:
     """Serve the ``cuda`` device with ``module`` instead of cupy.
 
