@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 
+from . import backend
 from .grad_mode import is_grad_enabled
 from .refcounts import EXACT
 from .tensor import Tensor
@@ -77,8 +78,8 @@ def accumulate(v, g) -> None:
         elif grad._rg:
             v._grad = Tensor._make(grad._data + g._data)
         else:
-            data = grad._data  # (cupy's flags have no ``writeable``: its arrays all are)
-            if EXACT and getattr(data.flags, "writeable", True) and _owned(data, 2):  # (``data``, grad's slot)
+            data = grad._data
+            if EXACT and _owned(data, 2):  # (``data``, grad's slot)
                 data += g._data
             else:
                 grad._data = data + g._data
@@ -123,10 +124,12 @@ def _unshare(v) -> None:
 
 def _owned(a, refs: int) -> bool:
     """Do the caller's ``refs`` references account for every reference to ``a``,
-    and is it no view -- or a C-ordered view spanning the whole of a base array
-    that nothing else holds (the gradient of ``W.t()`` in ``nn.Linear``, of a
+    may it be written (a broadcast may not), and is it no view -- or a C-ordered
+    view spanning the whole of a base array that nothing else holds (the gradient of ``W.t()`` in ``nn.Linear``, of a
     reshape...)?"""
     if sys.getrefcount(a) != refs + 2:  # +2: the parameter ``a``, getrefcount's argument
+        return False
+    if not backend.is_writeable(a):  # a broadcast
         return False
     base = a.base
     return base is None or (base.base is None and base.size == a.size

@@ -372,6 +372,19 @@ def is_broadcast_one(a) -> builtins.bool:
         builtins.bool(a.reshape(-1)[0] == 1)
 
 
+def overlaps_itself(a) -> builtins.bool:
+    """Do two elements of ``a`` share one memory location (a broadcast, or an
+    ``expand``: stride 0 along a dimension longer than 1)?  Writing into such
+    an array is refused, as PyTorch refuses it."""
+    return a.size > 1 and builtins.any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape))
+
+
+def is_writeable(a) -> builtins.bool:
+    """May ``a``'s memory be written?  (numpy marks broadcasts read-only; cupy's
+    arrays have no such flag and are all writeable.)"""
+    return getattr(a.flags, "writeable", True)
+
+
 def multiply_into(a, b):
     """``a * b`` written into ``a`` (whose memory the caller owns), or a new
     array when the product does not fit there (b broadcasts a up, or its type

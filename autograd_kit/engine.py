@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -447,20 +448,36 @@ def _run_paused(steps) -> None:
     than the backward pass itself.  (A suspended ``backward_steps`` generator
     never holds the collector paused.)
 
-    Written so that Ctrl-C cannot leave the collector off: Python delivers a
-    KeyboardInterrupt only when a function starts, after a call returns or at
-    the end of a loop's turn, so the pause begins *inside* the ``try`` and ends
-    with the single call of the ``finally``; a context manager's ``__enter__``
-    or ``__exit__`` could be interrupted between its first line and the switch.
-    Threads share the switch: each pass turns it back on only if it found it on."""
-    enabled = gc.isenabled()
+    Several threads may run passes at once, and the collector's switch is one
+    for the whole process.  So the passes that hold it are counted in a set,
+    under a lock: the first to start turns it off (remembering whether it was
+    on), the last to finish turns it back on.  Ctrl-C cannot leave it off
+    either: Python delivers a KeyboardInterrupt only when a function starts,
+    after a call returns or at the end of a loop's turn, so everything here is
+    written inline with built-in calls, a pass joins the set before the switch
+    is touched, ``restore`` is set before the collector is turned off, and the
+    ``finally`` undoes whatever part had happened."""
+    me = object()
     try:
-        gc.disable()
+        with _GC_LOCK:
+            _GC_HOLDERS.add(me)
+            if _GC_RESTORE[0] is None:
+                _GC_RESTORE[0] = gc.isenabled()
+                gc.disable()
         for _ in steps:
             pass
     finally:
-        if enabled:
-            gc.enable()
+        with _GC_LOCK:
+            _GC_HOLDERS.discard(me)
+            if not _GC_HOLDERS and _GC_RESTORE[0] is not None:
+                if _GC_RESTORE[0]:
+                    gc.enable()
+                _GC_RESTORE[0] = None
+
+
+_GC_LOCK = threading.Lock()
+_GC_HOLDERS: set = set()  # the passes running now, each an object of its own
+_GC_RESTORE = [None]      # None: the switch is untouched; else: was it on?
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,

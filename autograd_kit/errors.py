@@ -272,6 +272,9 @@ INDEX_PUT_SHAPE = ("shape mismatch: value tensor of shape {value} cannot be broa
                    "indexing result of shape {result}")
 INPLACE_CAST = "result type {src} can't be cast to the desired output type {dst}"
 INPLACE_SHAPE = "output with shape {out} doesn't match the broadcast shape {bshape}"
+INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                    "refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
 
 # -- values PyTorch refuses (reductions, losses, shapes) ----------------------------------
 MEAN_DTYPE = ("mean(): could not infer output dtype. {what} dtype must be either a floating "

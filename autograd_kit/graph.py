@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import weakref
 
 from . import errors
@@ -459,9 +460,16 @@ def grad_accumulator(tensor) -> AccumulateGrad:
     ref = tensor._acc
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._acc = weakref.ref(node)
+        with _ACC_LOCK:  # two threads must not make two nodes for one leaf
+            ref = tensor._acc
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(tensor)
+                tensor._acc = weakref.ref(node)
     return node
+
+
+_ACC_LOCK = threading.Lock()
 
 
 def next_node(tensor):

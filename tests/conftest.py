@@ -46,6 +46,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_gpu_case(item):
             item.add_marker("gpu")
+    _notebook_cells_in_order(items)
+
+
+def _notebook_cells_in_order(items) -> None:
+    """The suite may run in a shuffled order (pytest-randomly, in the test extra,
+    shuffles every run), but a notebook's cells only make sense top to bottom:
+    the places held by notebook cells are given back to them in reading order
+    (notebook by notebook, cell by cell).  Everything else stays shuffled."""
+    places = [i for i, item in enumerate(items) if hasattr(item, "cell_num")]
+    cells = sorted((items[i] for i in places), key=lambda c: (str(c.path), c.cell_num))
+    for i, cell in zip(places, cells):
+        items[i] = cell
 
 
 @pytest.fixture(autouse=True)

@@ -131,12 +131,16 @@ class OpNode(Node):
 
     def _times_one(self, g, need, kw):
         """g is the broadcast 1 that ``sum()`` sends back: a formula "g * x"
-        gives just x (when x has g's shape and dtype), without multiplying."""
+        gives a copy of x (when x has g's shape and dtype), without multiplying."""
         direct = [n and name is not None and kw[name].__class__ is g.__class__
                   and kw[name].shape == g.shape and kw[name].dtype == g.dtype
                   for n, name in zip(need, self.times_g)]
         rest = self.gradients(g, tuple(n and not d for n, d in zip(need, direct)), kw)
-        return tuple(kw[name] if d else gi for d, name, gi in zip(direct, self.times_g, rest))
+        # a copy: the saved array is the forward value (a parameter, an input),
+        # and a gradient handed to hooks, ``.grad`` or ``autograd.grad`` is the
+        # caller's to change in place
+        return tuple(kw[name].copy() if d else gi
+                     for d, name, gi in zip(direct, self.times_g, rest))
 
 
 _ARRAYS = backend.ARRAY_TYPES

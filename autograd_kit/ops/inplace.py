@@ -28,6 +28,7 @@ from ._rules import as_tensor_pair, check_broadcast, record, rule
 
 
 def _check(t, args=()) -> None:
+    _check_writeable(t)
     if not is_grad_enabled():
         return
     check_view_inplace(t)  # (a view made by a Function, or one of several views)
@@ -41,6 +42,20 @@ def _check(t, args=()) -> None:
     base = t._base
     if base is not None and base[0]._rg and base[0]._grad_fn is None:
         raise errors.LeafInplaceError(t, view=True)
+
+
+def _check_writeable(t) -> None:
+    """A tensor whose elements share memory (a broadcast gradient from ``sum()``,
+    an ``expand``) cannot be written, as in PyTorch.  A read-only array whose
+    elements do not overlap (a broadcast of one element) is given memory of its
+    own first: the same values, now writeable."""
+    a = t._data
+    if backend.overlaps_itself(a):
+        raise RuntimeError(errors.INTERNAL_OVERLAP)
+    if not backend.is_writeable(a):
+        if t._base is not None:
+            raise RuntimeError(errors.INTERNAL_OVERLAP)
+        t._data = a.copy()
 
 
 def inplace(t, compute, *args):
@@ -253,6 +268,8 @@ def _direct(t, ufunc, np_ufunc, args, kwargs) -> bool:
         a = t._data
         if a.__class__ is backend.ndarray:  # the CPU: numpy's ufunc, looked up once
             np_ufunc(a, other, out=a)
+        elif backend.overlaps_itself(a):  # (cupy writes into a broadcast: refuse it)
+            return False
         else:
             getattr(backend.xp_of(a), ufunc)(a, other, out=a)
     except (ValueError, TypeError):  # shapes or types: let the general path explain

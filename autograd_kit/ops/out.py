@@ -19,7 +19,7 @@ from .. import backend, errors
 from ..grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor, scalar_type_name
 from . import arith, reduce, unary
-from .inplace import _castable
+from .inplace import _castable, _check_writeable
 
 RESIZED = ("An output with one or more elements was resized since it had shape {had}, which "
            "does not match the required output shape {need}. This behavior is deprecated, and "
@@ -57,6 +57,8 @@ def write_out(name, fn, out, args, kwargs):
     if not _castable(result.dtype, have.dtype):
         raise RuntimeError(errors.INPLACE_CAST.format(src=scalar_type_name(result.dtype),
                                                       dst=scalar_type_name(have.dtype)))
+    if have.shape == result.shape:
+        _check_writeable(out)  # (an expanded ``out``: PyTorch's overlap error)
     # -- commit: nothing below can fail ----------------------------------------
     if have.shape != result.shape:
         if have.size:
