@@ -20,7 +20,7 @@ here with :func:`backend.array_from_bytes` into memory of its own.
 
 Nothing of PyTorch is imported: every ``torch.*`` name the pickle uses is
 answered from the table below, with the same allow-list and stand-ins as the
-kit's own files (see :mod:`autograd_kit.serialization`).
+kit's own files (see ``_safe_unpickle.py`` and ``_pickle_records.py``).
 """
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ import io
 import zipfile
 
 from . import backend
-from .serialization import (_PLAIN, _broken_archive, _build, _damaged, _Device, _Dtype,
-                            _Maker, _python3_name, _Record, _Size, _sizes, _Tensor, _Token,
-                            _Unpickler, _unpickle, _unsupported)
+from ._load_errors import _broken_archive, _damaged, _unpickle, _unsupported
+from ._pickle_records import _Device, _Dtype, _Maker, _Record, _Size, _sizes, _Tensor, _Token
+from ._rebuild import _build
+from ._safe_unpickle import _PLAIN, _python3_name, _Unpickler
 
 # PyTorch's storage classes, by the dtype of their elements
 _STORAGES = {"DoubleStorage": "float64", "FloatStorage": "float32", "HalfStorage": "float16",
@@ -163,15 +164,15 @@ for _name in _TORCH_ONLY_DTYPES:
 class _TorchUnpickler(_Unpickler):
     """Reads ``data.pkl``; storages come from the archive's ``data/`` entries."""
 
-    def __init__(self, file, archive, prefix: str, byteorder: str, strict: bool) -> None:
-        super().__init__(file, _TABLE, strict)
+    def __init__(self, file, archive, prefix: str, byteorder: str, admitted: dict,
+                 strict: bool) -> None:
+        super().__init__(file, _TABLE, admitted, strict)
         self.archive, self.prefix, self.byteorder = archive, prefix, byteorder
         self.storages: dict = {}
 
     def find_class(self, module, name):
         full = ".".join(_python3_name(module, name))
-        if not self.strict and module.split(".")[0] == "torch" and full not in self.table \
-                and full not in self.user:
+        if not self.strict and module.split(".")[0] == "torch" and full not in self.table:
             raise _unsupported(f"it holds a {full}; from PyTorch's files the kit rebuilds "
                                "tensors, Parameters, dtypes, devices and sizes only.")
         return super().find_class(module, name)
@@ -203,8 +204,9 @@ class _TorchUnpickler(_Unpickler):
         return self.storages[key]
 
 
-def load_zip(fh, map_location, weights_only: bool):
-    """The object a ``torch.save`` archive holds, with the kit's tensors in it."""
+def load_zip(fh, map_location, weights_only: bool, admitted: dict):
+    """The object a ``torch.save`` archive holds, with the kit's tensors in it;
+    ``admitted``: what the user admitted with ``add_safe_globals``."""
     try:
         archive = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError):
@@ -230,7 +232,7 @@ def load_zip(fh, map_location, weights_only: bool):
                                   "damaged.") from None
         if byteorder not in ("little", "big"):
             raise _broken_archive(f"its byte order is {byteorder!r}.")
-        unpickler = _TorchUnpickler(io.BytesIO(pickled), archive, prefix, byteorder,
+        unpickler = _TorchUnpickler(io.BytesIO(pickled), archive, prefix, byteorder, admitted,
                                     strict=weights_only)
         found = _unpickle(pickled[:64], unpickler)
         return _build(found, map_location)

@@ -775,3 +775,12 @@ def test_what_the_kit_cannot_take_from_pytorch(tmp_path, marker):
     with pytest.raises(RuntimeError) as info:
         ak.load(path)
     assert_says(info.value, "old format")
+
+
+def test_a_length_larger_than_memory_is_a_damaged_file(tmp_path):
+    """BINBYTES8 with a length of 2**63 - 1: pickle would try to allocate it all."""
+    path = tmp_path / "huge.pt"
+    path.write_bytes(b"\x80\x04\x8e" + (2**63 - 1).to_bytes(8, "little") + b"xx")
+    with pytest.raises(pickle.UnpicklingError, match="damaged") as info:
+        ak.load(path)
+    assert "MemoryError" not in str(info.value)
