@@ -22,6 +22,10 @@ Gradients travel as Tensors when ``create_graph=True`` (their own graph is
 recorded, for higher derivatives) and as plain arrays otherwise, through
 ``node.apply_array``: the same formulas, without building Tensors nobody will
 differentiate.  Hooks, the ``Step`` records and ``.grad`` always see Tensors.
+A plain ``backward()`` goes one step further at nodes nobody watches (no
+hooks, no ``retain_grad``): ``_fast_node`` is ``_process`` without the cases
+that cannot happen there, and a property test holds the two to the same
+gradients, hook calls and freed buffers.
 
 With anomaly detection on (``autograd/anomaly.py``) the loop also checks every
 node's gradients for NaN and, when a node fails, first warns with the forward
@@ -215,8 +219,8 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     pop, push = heapq.heappop, heapq.heappush
     arrays = not create_graph
     wrap = _memo_wrap() if arrays and _detail else _wrap if arrays else _same
-    # a plain backward(): nodes without hooks need none of _process's cases
-    plain = arrays and not _detail and _capture is None and targets is None and needed is None
+    # a plain backward() takes the fast path at nodes without hooks (_fast_node)
+    fast = arrays and not _detail and _capture is None and targets is None and needed is None
     lent = {}  # leaves whose .grad borrows an array the pass may still read
     anomaly, outer = _anomaly.enabled, _anomaly.parent
     check_nan = anomaly and _anomaly.check_nan
@@ -236,17 +240,9 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 _anomaly.parent = node
             contributions = buffers.pop(node, None)
             nf = node._next
-            if plain and contributions is not None and node._extra is None and \
-                    node.__class__ is not AccumulateGrad:  # (no Step in a plain pass)
-                g = contributions[0] if len(contributions) == 1 else add_up(contributions)
-                contributions = None  # g is now held here only: apply_array may reuse it
-                grads_out = node.apply_array(g)
-                if not retain_graph and node._holds_tensors:
-                    if node._holds_tensors is True:
-                        node.release_saved()
-                    else:  # numbers only: marked freed, nothing to drop (graph.py)
-                        node._holds_tensors = NUMBER_FREED
-                g = None
+            if fast and contributions is not None and node._extra is None and \
+                    node.__class__ is not AccumulateGrad:
+                grads_out, step = _fast_node(node, contributions, retain_graph), None
             elif contributions is None or (needed is not None and node not in needed):
                 grads_out, step = (None,) * len(nf), None  # no gradient reaches it
             else:
@@ -300,6 +296,23 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             if anomaly:
                 _anomaly.parent = outer
         settle(lent)
+
+
+def _fast_node(node, contributions, retain_graph):
+    """``_process`` for a plain ``backward()`` at a node with no hooks, no
+    ``retain_grad`` and no metadata: sum what arrived, apply the chain rule on
+    arrays, free the saved tensors.  Nobody looks at the gradients on the way,
+    so no Tensor and no ``Step`` is made.  (``test_engine_paths_agree`` runs
+    both on random graphs: the same gradients, hook calls and freed buffers.)"""
+    g = add_up(contributions) if len(contributions) > 1 else contributions[0]
+    contributions.clear()  # g is now held here only: apply_array may reuse its memory
+    grads_out = node.apply_array(g)
+    if not retain_graph and node._holds_tensors:
+        if node._holds_tensors is True:
+            node.release_saved()
+        else:  # numbers only: marked freed, nothing to drop (graph.py)
+            node._holds_tensors = NUMBER_FREED
+    return grads_out
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,
