@@ -307,7 +307,9 @@ def _probe_checkout(where: Path) -> Path:
 def _nbval(checkout: Path, *options: str):
     import subprocess
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval",
+        # (no shuffling: this checkout has no conftest to keep a notebook's cells in order)
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
+         "--nbval",
          "--nbval-current-env", *options, "lessons/99_probe.ipynb"],
         cwd=checkout, capture_output=True, text=True, timeout=300)
 
