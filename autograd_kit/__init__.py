@@ -13,7 +13,8 @@ from . import backend
 from .backend import (bool, complex64, complex128, device, double, dtype, float, float16,
                       float32, float64, get_default_dtype, half, int, int8, int16, int32,
                       int64, long, set_default_dtype, short, uint8)
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .tensor import Size, Tensor
 from . import ops
 from .ops.arith import addmm, rsub

@@ -355,12 +355,15 @@ def cumprod(a, axis):
 
 def reduce_mean(a, axis=None, keepdims: builtins.bool = False):
     """The mean; NaN over no elements (numpy's ``mean`` also warns)."""
-    if a.__class__ is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4:
-        return a.mean(axis=axis, keepdims=keepdims)  # (float16: numpy sums in float32)
+    if a.__class__ is not np.ndarray or a.dtype.kind != "f":
+        return a.mean(axis=axis, keepdims=keepdims)
     n = a.size if axis is None else builtins.int(np.prod(
         [a.shape[d] for d in ((axis,) if builtins.isinstance(axis, builtins.int) else axis)]))
-    total = np.add.reduce(a, axis, None, None, keepdims)
-    return np.true_divide(total, n, dtype=a.dtype) if n else total / a.dtype.type(0)
+    wide = np.float32 if a.dtype.itemsize < 4 else None  # (float16: summed in float32)
+    total = np.add.reduce(a, axis, wide, None, keepdims)
+    if not n:
+        return (total / total.dtype.type(0)).astype(a.dtype)
+    return np.true_divide(total, n, dtype=total.dtype).astype(a.dtype, copy=False)
 
 
 def is_broadcast_one(a) -> builtins.bool:
@@ -528,6 +531,9 @@ def _promote_dtypes(da, db):
     return np.result_type(da, db)
 
 
+promote_types = _promote_dtypes  # (of two tensors that count alike: cat, stack)
+
+
 def scalar_array(value, like):
     """A Python number as a 0-d array, typed as PyTorch types a "wrapped number":
     it takes the other operand's dtype unless it is of a higher category."""
@@ -545,7 +551,10 @@ def scalar_array(value, like):
                                              else np.complex128)
     else:
         raise NotAnOperand(f"expected a Tensor or a number, not {builtins.type(value).__name__}")
-    return xp_of(like).asarray(value, dtype=dt)
+    try:
+        return xp_of(like).asarray(value, dtype=dt)
+    except OverflowError:  # ``uint8 tensor + -1``: PyTorch wraps the number around
+        return xp_of(like).asarray(np.asarray(value).astype(dt))
 
 
 def same_device(a, b) -> builtins.bool:

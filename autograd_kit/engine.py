@@ -12,8 +12,9 @@ The algorithm, in three moves:
 2. **Process ready nodes.**  A node is *ready* when every edge into it has
    delivered its gradient.  Gradients arriving at one node are summed (this is
    the chain rule's sum over paths).  Among ready nodes the most recently
-   created runs first (PyTorch's order), ``AccumulateGrad`` immediately; ties
-   are impossible, so the order is deterministic.
+   created runs first (PyTorch's order), ``AccumulateGrad`` immediately, and
+   several leaves made ready together in the order they became ready; so the
+   order is deterministic.
 3. **Apply and pass on.**  ``node.apply(g)`` gives one gradient per entry of
    ``next_functions``; each goes into its target's buffer.  Without
    ``retain_graph`` the node's saved tensors are released afterwards.
@@ -147,9 +148,12 @@ def _needed(roots, targets):
     return needed
 
 
-def _pre_hooks(node, g):
-    """Tensor hooks, then retain_grad, then node pre-hooks (PyTorch's order).
+def _tensor_hooks(node, g):
+    """The hooks of the tensor whose gradient ``g`` is, then ``retain_grad``
+    (PyTorch's order); for a leaf, its own hooks (``x.register_hook``).
     ``g`` is a Tensor here, whichever way the pass carries its gradients."""
+    if node.__class__ is AccumulateGrad:
+        return node.run_hooks(g), None
     hooks = node._pre_hooks
     if hooks:
         for hook in list(hooks.get(0, ())):
@@ -161,12 +165,16 @@ def _pre_hooks(node, g):
         t = node._retain()
         if t is not None:
             retained = store_grad(t, g)
-    if hooks:
-        for hook in list(hooks.get(-1, ())):
-            new = hook((g,))
-            if new is not None:
-                g = new[0]
     return g, retained
+
+
+def _node_pre_hooks(node, g):
+    """The node's own pre-hooks (``grad_fn.register_prehook``), after the tensor's."""
+    for hook in list(node._pre_hooks.get(-1, ())):
+        new = hook((g,))
+        if new is not None:
+            g = new[0]
+    return g
 
 
 def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
@@ -196,7 +204,9 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
         elif inputs is not None:
             targets = {next_node(t): t for t in _as_tuple(inputs)}
         needed = _needed(roots, targets) if targets is not None else None
-        ready = [(-n._seq, n) for n in roots if deps.get(n, 0) == 0]  # (_seq are unique)
+        # (newest first; among nodes of one number -- the AccumulateGrad nodes --
+        # the first to become ready)
+        ready = [(-n._seq, i, n) for i, n in enumerate(roots) if deps.get(n, 0) == 0]
         heapq.heapify(ready)
         try:
             yield from _run(ready, buffers, deps, needed, retain_graph, create_graph,
@@ -233,8 +243,9 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     paused = False  # at a ``yield``: the caller's own grad mode is in force
     try:
         mode.enabled = formula_mode
-        node = pop(ready)[1] if ready else None
+        node = pop(ready)[2] if ready else None
         step = None
+        order = len(ready)  # counts the nodes made ready (ties run first come, first served)
         while node is not None:
             if anomaly:  # nodes made by this node's formulas remember it
                 _anomaly.parent = node
@@ -264,10 +275,11 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
+                    order += 1
                     if became_ready is None:
-                        became_ready = nxt
+                        became_ready, its_order = nxt, order
                     else:
-                        push(ready, (-nxt._seq, nxt))
+                        push(ready, (-nxt._seq, order, nxt))
             grads_out = gi = contributions = None  # hold no gradient longer than needed
             if step is not None:
                 mode.enabled = caller_mode
@@ -281,11 +293,12 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
                 index += 1
             # the next node: the newest ready one (a chain skips the heap)
             if became_ready is not None and ready:
-                node = heapq.heappushpop(ready, (-became_ready._seq, became_ready))[1]
+                node = heapq.heappushpop(ready, (-became_ready._seq, its_order,
+                                                 became_ready))[2]
             elif became_ready is not None:
                 node = became_ready
             else:
-                node = pop(ready)[1] if ready else None
+                node = pop(ready)[2] if ready else None
     except Exception:
         if _anomaly.enabled:  # show where the failing node was made, then fail
             _anomaly_report(node)
@@ -331,33 +344,40 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
         else:
             for extra in contributions[1:]:
                 g = g + extra
+    is_leaf_node = node.__class__ is AccumulateGrad
+    captured = capture is not None and node in capture  # autograd.grad: hand it back
+    # a captured input runs only its tensor's hooks; its node runs on only when the
+    # pass must go through it to reach another input (a leaf never does)
+    runs = not captured or (not is_leaf_node and any(n in needed for n in node._next))
     retained = unhooked = None
     hooked = node._extra is not None  # (hooks, retain_grad or metadata set)
-    if hooked and (node._pre_hooks is not None or node._retain is not None):
-        gt, retained = _pre_hooks(node, wrap(g))
+    tensor_hooked = node.variable._hooks is not None if is_leaf_node else \
+        hooked and (node._pre_hooks is not None or node._retain is not None)
+    if tensor_hooked:
+        gt, retained = _tensor_hooks(node, wrap(g))
         unhooked, g = g, (gt._data if arrays else gt)
-    is_leaf_node = node.__class__ is AccumulateGrad
+    if captured:
+        capture[node] = wrap(g)
+    if runs and hooked and node._pre_hooks is not None and -1 in node._pre_hooks:
+        gt = _node_pre_hooks(node, wrap(g))
+        if unhooked is None:
+            unhooked = g
+        g = gt._data if arrays else gt
     old = None
-    if capture is not None and node in capture:  # autograd.grad: hand it back instead
-        gt = wrap(g)
-        if is_leaf_node:
-            gt = node.run_hooks(gt)
-            g = gt._data if arrays else gt
-        capture[node] = gt
-        grads_out = () if is_leaf_node else _apply(node, g, needed, arrays)
+    if not runs:
+        grads_out = () if is_leaf_node else (None,) * len(node._next)
+    elif is_leaf_node:
+        if detail:
+            v = node.variable
+            old = None if v._grad is None else Tensor._make(v._grad._data.copy())
+        if not (arrays and not detail and take_over(node, g, contributions, lent)):
+            node.accumulate(wrap(g))  # (its tensor hooks ran above)
+        grads_out = ()
     else:
-        if targets is not None and node in targets and not is_leaf_node:
+        if targets is not None and node in targets:
             retained = store_grad(targets[node], wrap(g))  # backward(inputs=[non-leaf])
-        if is_leaf_node:
-            if detail:
-                v = node.variable
-                old = None if v._grad is None else Tensor._make(v._grad._data.copy())
-            if not (arrays and not detail and take_over(node, g, contributions, lent)):
-                node.apply(wrap(g))
-            grads_out = ()
-        else:
-            grads_out = _apply(node, g, needed, arrays)
-    if hooked and node._post_hooks:
+        grads_out = _apply(node, g, needed, arrays)
+    if runs and hooked and node._post_hooks:
         for hook in list(node._post_hooks):
             new = hook(_wrap_all(grads_out, wrap) if arrays else grads_out, (wrap(g),))
             if new is not None:
@@ -367,7 +387,7 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
     if detail and not node._output_edge:  # (an output edge is part of its node's step)
         step = Step(index, node, wrap(g), [wrap(c) for c in contributions],
                     _wrap_all(grads_out, wrap) if arrays else grads_out, released=released)
-        if is_leaf_node and not (capture is not None and node in capture):
+        if is_leaf_node and runs:
             step.leaves.append((node.variable, old, node.variable._grad))
         if retained is not None:
             step.retained.append(retained)

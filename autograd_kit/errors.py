@@ -265,6 +265,57 @@ GRADCHECK_NOT_DOUBLE = (
     "floating point or complex. ")
 UNUSED_INPUT = ("The differentiated Tensor at index {index} appears to not have been used "
                 "in the graph. Set allow_unused=True if this is the desired behavior.")
+
+# -- PyTorch 2's autograd contract: inference mode, hooks, saved tensors, views ---------
+INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed."
+                     "You can make a clone to get a normal tensor before doing inplace update."
+                     "See https://github.com/pytorch/rfcs/pull/17 for more details.")
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead "
+    "of `torch.inference_mode()`.")
+INFERENCE_REQUIRES_GRAD = ("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
+INFERENCE_VERSION = "Inference tensors do not track version counter."
+POST_ACC_NON_LEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"
+POST_ACC_RETURNED = "Tensor post accumulate grad hooks should return None."
+BACKWARD_INPUTS_EMPTY = "`inputs` argument to `{fn}()` cannot be empty."
+MATERIALIZE_UNUSED = ("Expected allow_unused to be True or not passed when materialize_grads="
+                      "True, but got: allow_unused=False.")
+DETACH_VIEW_INPLACE = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution.")
+DETACHED_SAVED = ("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                  ".detach_().This is not supported, please use out-of-place `.detach()` "
+                  "instead")
+HOOKS_ALREADY_SET = ("Calling register_hooks on a saved tensor whose hooks have already been "
+                     "set. Hint: only one pair of hooks is allowed at a time.")
+HOOKS_AFTER_FREE = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+    "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you "
+    "need to access saved variables after calling backward.")
+UNPACK_NOT_TENSOR = ("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                     "result of type {got}")
+# A view made where autograd was off (no_grad, inference mode), or a view of such a
+# view, changed in place where it is on: PyTorch refuses, saying how it was made.
+VIEW_MADE_IN = {"no_grad": " no_grad mode and is being modified inplace with grad mode enabled.",
+                "inference": " inference mode and is being modified inplace in normal mode."}
+VIEW_MADE_IN_WHY = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the {block} block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked).")
+MARK_DIRTY_NOT_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                        "Tensors that have been mutated should be passed to ctx.mark_dirty().")
+SAVE_NOT_TENSOR = "save_for_backward can only save variables, but argument {i} is of type {got}"
+NO_BACKWARD = ("You must implement either the backward or vjp method for your custom "
+               "autograd.Function to use it with backward mode AD.")
+NO_FORWARD = "You must implement the forward function for custom autograd.Function."
 EXPAND_SIZE = ("The expanded size of the tensor ({target}) must match the existing size "
                "({existing}) at non-singleton dimension {dim}.  Target sizes: {tsizes}.  "
                "Tensor sizes: {sizes}")

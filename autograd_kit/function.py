@@ -36,12 +36,14 @@ What ``forward`` returns decides what the caller gets:
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
+import weakref
 
 from . import errors
 from .backend import to_dtype, xp_of
 from .graph import AsStridedBackward0, Node, SavedTensor, edge
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import _state, no_grad
 from .multi_output import MultiOutputNode, OutputGrads
 from .ops.inplace import CopySlices
 from .ops.reduce import sum_to
@@ -53,21 +55,33 @@ class FunctionCtx:
 
     def __init__(self) -> None:
         self._to_save = ()
-        self._unpack_at = ()  # per saved tensor: the node it is unpacked for
+        self._unpack_at = ()  # per saved tensor: the output edge it is unpacked for (a weak
+        #                       reference), or None for the node itself
         self._dirty = ()
         self._non_differentiable = ()
         self.needs_input_grad = ()
         self.materialize_grads = True
-        self.node = None
+        self._node = None  # a weak reference: the node holds this ctx (no cycle)
+
+    @property
+    def node(self):
+        """The Function's node in the graph (None when nothing was recorded)."""
+        return None if self._node is None else self._node()
 
     def save_for_backward(self, *tensors) -> None:
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(errors.SAVE_NOT_TENSOR.format(i=i, got=type(t).__name__))
         self._to_save = tensors
 
     @property
     def saved_tensors(self) -> tuple:
         node = self.node
+        if node is None:
+            return ()
         try:
-            return tuple(node._saved[f"saved_{i}"].unpack(at, f"saved_{i}")
+            return tuple(node._saved[f"saved_{i}"].unpack(
+                             node if at is None else (at() or node), f"saved_{i}")
                          if node._saved.get(f"saved_{i}") is not None else None
                          for i, at in enumerate(self._unpack_at))
         except RuntimeError as err:  # (changed since saved, or freed by a backward)
@@ -113,7 +127,7 @@ class FunctionNode(MultiOutputNode):
         if len(self._out_at) != len(grads):  # outputs that are no tensors get None
             it = iter(grads)
             grads = [next(it) if is_tensor else None for is_tensor in self._out_at]
-        result = self.fn_cls.backward(self.ctx, *grads)
+        result = _user_backward(self.fn_cls)(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         return self._checked(result)
@@ -189,15 +203,18 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
+        setup = _has_setup_context(cls)
+        if setup or kwargs:  # arguments by keyword become positional, in forward's order
+            args, kwargs = _bind(cls.forward, args, kwargs, setup)
         tensors = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
-            if _has_setup_context(cls):  # PyTorch 2 style: forward(*args), then setup
+            if setup:  # PyTorch 2 style: forward(*args), then setup
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, out)
             else:
                 out = cls.forward(ctx, *args, **kwargs)
-        if not (is_grad_enabled() and any(t._rg for t in tensors)):
+        if not (_state.enabled and any(t._rg for t in tensors)):
             return _aliases_of_inputs(out, tensors)
         try:
             return _connect(cls, ctx, args, tensors, out)
@@ -206,7 +223,7 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args):
-        raise NotImplementedError
+        raise NotImplementedError(errors.NO_FORWARD)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -214,7 +231,48 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grads):
-        raise NotImplementedError
+        raise NotImplementedError(errors.NO_BACKWARD)
+
+    vjp = backward  # either name may be given (PyTorch's other name for backward)
+
+
+def _user_backward(cls):
+    """The backward the user wrote: ``backward`` or ``vjp``, not both."""
+    backward, vjp = cls.backward, cls.vjp
+    base = Function.__dict__["backward"].__func__
+    if backward is not base and vjp is not base:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
+                           "not allowed. You should only implement one of them.")
+    return vjp if vjp is not base else backward
+
+
+def _bind(forward, args, kwargs, setup):
+    """``apply``'s arguments as forward's positional arguments, as PyTorch passes
+    them: in forward's own order, and (with ``setup_context``) with its default
+    values filled in, so ``inputs`` holds them all.  The old style binds past
+    ``ctx`` and fills only a default skipped before a given argument."""
+    sig = inspect.signature(forward)
+    bound = sig.bind(*args, **kwargs) if setup else sig.bind(None, *args, **kwargs)
+    if setup:
+        bound.apply_defaults()
+        if bound.kwargs:  # keyword-only arguments: PyTorch passes no keywords to forward
+            raise TypeError(f"forward() got an unexpected keyword argument "
+                            f"'{next(iter(bound.kwargs))}'")
+        return bound.args, {}
+    params = list(sig.parameters.values())[1:]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    given = [i for i, p in enumerate(positional) if p.name in bound.arguments]
+    out = [bound.arguments[p.name] if p.name in bound.arguments else p.default
+           for p in positional[:given[-1] + 1]] if given else []
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL and p.name in bound.arguments:
+            out += list(bound.arguments[p.name])
+    rest = {p.name: bound.arguments[p.name] for p in params
+            if p.kind is p.KEYWORD_ONLY and p.name in bound.arguments}
+    for p in params:
+        if p.kind is p.VAR_KEYWORD and p.name in bound.arguments:
+            rest.update(bound.arguments[p.name])
+    return tuple(out), rest
 
 
 def _aliases_of_inputs(out, tensors):
@@ -225,12 +283,31 @@ def _aliases_of_inputs(out, tensors):
         return out
 
     def alias(o):
-        if id(o) not in ids:
-            return o
-        a = Tensor._make(o._data)
-        a._vc = o._vc
-        return a
+        return _alias(o) if id(o) in ids else o
     return tuple(alias(o) for o in out) if isinstance(out, tuple) else alias(out)
+
+
+def _alias(o):
+    """A new tensor on ``o``'s memory, a view of it (as PyTorch returns an input
+    that forward returned unchanged), with no history."""
+    a = Tensor._make(o._data)
+    _as_view_of(a, o)
+    return a
+
+
+def _as_view_of(result, o) -> None:
+    """``result`` shares ``o``'s memory: make it the view ``o`` is (of ``o``'s base)
+    or a view of ``o`` itself."""
+    vc = o._vc
+    result._vcounter = vc
+    if o._base is not None:
+        result._base, result._view = o._base, (o._view[0], vc.value)
+    else:
+        result._base, result._view = o, (_same, vc.value)
+
+
+def _same(a):
+    return a
 
 
 def _has_setup_context(cls) -> bool:
@@ -246,6 +323,13 @@ def _connect(cls, ctx, args, tensors, out):
     dirty = {id(t) for t in ctx._dirty}
     if dirty - {id(o) for o in produced}:
         raise RuntimeError(errors.DIRTY_NOT_RETURNED)
+    if dirty - {id(t) for t in tensors}:  # allowed, but PyTorch warns
+        warnings.warn(errors.MARK_DIRTY_NOT_INPUT, UserWarning, stacklevel=3)
+    for t in ctx._dirty:  # changed in place: as for any in-place op, not a leaf's view
+        base = t._base
+        if base is not None and base._rg and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
     node = _node_class(cls)([edge(t) for t in tensors])  # tensors only, as in PyTorch
     node.fn_cls, node.ctx = cls, ctx
     node._tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
@@ -254,7 +338,7 @@ def _connect(cls, ctx, args, tensors, out):
     node._dtypes = tuple(t._data.dtype for t in tensors)
     node._out_meta = tuple((o._data.shape, o._data.dtype, xp_of(o._data)) for o in produced)
     node._out_at = tuple(isinstance(o, Tensor) for o in outputs)  # which outputs are tensors
-    ctx.node = node
+    ctx._node = weakref.ref(node)
     several = len(produced) > 1
     edges = node._init_outputs(len(produced)) if several else [node]
     skip = {id(t) for t in ctx._non_differentiable}
@@ -264,17 +348,20 @@ def _connect(cls, ctx, args, tensors, out):
         if not isinstance(o, Tensor):
             results.append(o)
             continue
-        if id(o) in skip:
+        if id(o) in skip:  # (an input: detached, as PyTorch gives it back)
             result = o if id(o) not in inputs else o.detach()
         elif id(o) in dirty:
             result = _dirty_output(o, edges[k], node, tensors)
+        elif o._data.dtype.kind not in "fc":  # integers, booleans: no gradient
+            result = o if id(o) not in inputs else _alias(o)
         elif id(o) in made:  # the same tensor twice: the later output it is
             result = made[id(o)]
             result._grad_fn = edges[k]
         else:
             result = Tensor._make(o._data, True, edges[k])
             result._vc = o._vc
-            if id(o) in inputs or _is_view(o):
+            if id(o) in inputs or _is_view(o):  # a view of an input (or the input itself)
+                _as_view_of(result, o)
                 result.__dict__["_creation"] = ("multi" if several else "custom", k,
                                                 errors.op_name(node))
         made[id(o)] = result
@@ -295,15 +382,15 @@ def _dirty_output(t, fn, node, tensors):
         raise RuntimeError(errors.DIRTY_LEAF)
     t._vc.value += 1  # (as PyTorch: marking dirty counts as one more change)
     if t._base is not None and fn is node:  # a view: its base learns of the change
-        base, view_fn, _ = t._base
+        base, view_fn = t._base, t._view[0]
         j = next(i for i, x in enumerate(tensors) if x is t)
         cs = _DirtyViewSlices(edge(base), view_fn, node, base._data.shape, j)
-        base._grad_fn, base._rg = cs, True
-        t._grad_fn = AsStridedBackward0((cs, 0), view_fn, base._data.shape)
+        base.grad_fn, base._rg = cs, True  # (the setter: retain_grad moves along)
+        t.grad_fn = AsStridedBackward0((cs, 0), view_fn, base._data.shape)
         t._rg = True
-        t._base = (base, view_fn, t._version)
+        t._view = (view_fn, t._vcounter.value)
     else:
-        t._grad_fn, t._rg = fn, True
+        t.grad_fn, t._rg = fn, True
     return t
 
 
@@ -321,10 +408,12 @@ def _save(ctx, node, made, edges, produced) -> None:
             saved[key] = SavedTensor(made[id(t)], is_output=True)
         else:
             saved[key] = SavedTensor(t)
-        at.append(out_edge.get(id(t), node) if saved[key] is not None and
-                  saved[key].tensor is None else node)
+        edge_of_output = out_edge.get(id(t), node) if saved[key] is not None and \
+            saved[key].tensor is None else node
+        at.append(None if edge_of_output is node else weakref.ref(edge_of_output))
     node._saved = saved
     ctx._unpack_at = tuple(at)
+    ctx._to_save = ctx._dirty = ctx._non_differentiable = ()  # (kept by the node now)
 
 
 class _DirtyViewSlices(CopySlices):
@@ -354,11 +443,15 @@ class _DirtyViewSlices(CopySlices):
         return tuple(grads)
 
 
-class _DelayedError(Node):
+class _DelayedError(MultiOutputNode):
     """Stands for a ``once_differentiable`` backward in the graph of its own
-    results: differentiating through it again is refused."""
+    results: differentiating through it again is refused.  Its inputs are fresh
+    leaves holding those results (PyTorch's ``torch::autograd::Error`` node)."""
 
     __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::Error"
 
     def apply(self, g, needed=None):
         raise RuntimeError(errors.ONCE_DIFFERENTIABLE)
@@ -371,11 +464,21 @@ def once_differentiable(backward):
     def wrapper(ctx, *grads):
         with no_grad():
             result = backward(ctx, *grads)
-        if not is_grad_enabled() or not any(isinstance(g, Tensor) and g._rg for g in grads):
+        if not _state.enabled or not any(isinstance(g, Tensor) and g._rg for g in grads):
             return result
         many = isinstance(result, tuple)
-        node = _DelayedError([edge(g) for g in grads if isinstance(g, Tensor) and g._rg])
-        wrapped = tuple(Tensor._make(r._data, True, node) if isinstance(r, Tensor) else r
-                        for r in (result if many else (result,)))
-        return wrapped if many else wrapped[0]
+        results = result if many else (result,)
+        fakes = [r.detach().requires_grad_() for r in results
+                 if isinstance(r, Tensor) and r._data.dtype.kind in "fc"]
+        if not fakes:
+            return result
+        node = _DelayedError([edge(f) for f in fakes])
+        edges = node._init_outputs(len(fakes)) if len(fakes) > 1 else [node]
+        k, wrapped = 0, []
+        for r in results:
+            if isinstance(r, Tensor) and r._data.dtype.kind in "fc":
+                r = Tensor._make(r._data, True, edges[k])
+                k += 1
+            wrapped.append(r)
+        return tuple(wrapped) if many else wrapped[0]
     return wrapper

@@ -12,19 +12,33 @@ import inspect
 import threading
 
 class _GradState(threading.local):
-    enabled = True  # every thread starts with recording on
+    # Do operations record a graph?  Every thread starts with it on.  Inside
+    # inference mode grad mode may be on (``enable_grad()`` there) and yet nothing
+    # is recorded: ``enabled`` is then 0, false for the operations, which test
+    # its truth, and on for ``is_grad_enabled``, which tests ``is not False``.
+    enabled = True
+    on = True          # what "grad mode on" is stored as: True, or 0 in inference mode
+    inference = False  # inside ``inference_mode()``
+    pending = None     # the newest tensor made in inference mode (see ``tensor.py``)
 
 
 _state = _GradState()
 
 
 def is_grad_enabled() -> bool:
-    """True when new operations are recorded in the graph."""
-    return _state.enabled
+    """True when grad mode is on (new operations are recorded, unless inference
+    mode is on too: it records nothing)."""
+    return _state.enabled is not False
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()``."""
+    return _state.inference
 
 
 def _set(mode: bool) -> None:
-    _state.enabled = bool(mode)
+    st = _state
+    st.enabled = st.on if mode else False
 
 
 class _GradModeContext:
@@ -41,14 +55,17 @@ class _GradModeContext:
         _set(self._prev)
         return False
 
+    def clone(self):
+        """A fresh context manager of the same kind (one per call of a decorated function)."""
+        return self.__class__()
+
     def __call__(self, fn):
-        cls = self.__class__
         if inspect.isgeneratorfunction(fn):
-            return _wrap_generator(cls, fn)
+            return _wrap_generator(self.clone, fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with cls():
+            with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -149,8 +166,51 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     _anomaly.check_nan = bool(check_nan)
 
 
-class inference_mode(no_grad):
-    """Accepted for compatibility; behaves as ``no_grad``."""
+class inference_mode(_GradModeContext):  # noqa: N801 - PyTorch's name
+    """``no_grad`` taken further: inside, nothing is recorded (even under
+    ``enable_grad``), and the tensors made are *inference tensors*.
+
+    An inference tensor carries no version counter, so autograd could never tell
+    whether it changed since it was saved; PyTorch therefore forbids, outside
+    inference mode, changing one in place, saving one for backward (using it in
+    an op that records) and making one require grad.  ``tensor.is_inference()``
+    tells them apart; a view shares its base's kind.
+
+    ``inference_mode(False)`` switches it off again, and grad mode on.  Works
+    as a context manager and as a decorator, with or without parentheses.
+    """
+
+    def __new__(cls, mode=True):
+        if mode is None or isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # ``@inference_mode`` without parentheses: mode is the function
 
     def __init__(self, mode: bool = True) -> None:
-        self._mode = not mode
+        self.mode = mode
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        st = _state
+        self._prev = (st.enabled, st.inference, st.on)
+        _tensors().finish_pending()
+        if self.mode:
+            _tensors().inference_started()
+            st.inference, st.enabled, st.on = True, False, 0
+        else:  # (grad mode on, as PyTorch does)
+            st.inference, st.enabled, st.on = False, True, True
+        return self
+
+    def __exit__(self, *exc):
+        st = _state
+        _tensors().finish_pending()
+        st.enabled, st.inference, st.on = self._prev
+        if self.mode:
+            _tensors().inference_ended()
+        return False
+
+
+def _tensors():
+    import sys
+    return sys.modules[__name__.rpartition(".")[0] + ".tensor"]  # (it imports this module)

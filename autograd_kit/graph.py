@@ -25,10 +25,11 @@ import weakref
 
 from . import errors
 from .accumulate import accumulate
-from .grad_mode import _anomaly
+from .grad_mode import _anomaly, _state
+from .tensor import DetachedVersion, InferenceVersion
 
 _next_seq = itertools.count().__next__
-_next_leaf_seq = itertools.count(2 ** 62).__next__  # AccumulateGrad: above every op node
+LEAF_SEQ = 2 ** 62  # every AccumulateGrad: above every op node (ties: the engine decides)
 _STRIP = re.compile(r"Backward\d*$")
 
 
@@ -87,6 +88,17 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def __getattr__(self, attr):
+        # ``_raw_saved_self``: the SavedTensor object itself (``register_hooks``)
+        if attr.startswith("_raw_saved_"):
+            saved = object.__getattribute__(self, "_saved")
+            key = attr[11:]
+            if key in saved:
+                value = saved[key]
+                if value.__class__ is SavedTensor:
+                    return value
+                if key in self._frees and value.__class__ in _NUMBERS:
+                    value = self._number_as_tensor(value)
+                return SavedTensor.holding(value)
         # ``_saved_self`` and friends: unpack what forward saved, version-checked.
         if attr.startswith("_saved_"):
             key = attr[7:]
@@ -114,7 +126,8 @@ class Node:
         return Tensor._make(backend.make_array(value, getattr(backend, _NUMBERS[value.__class__])))
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | {"_saved_" + k for k in self._saved})
+        return sorted(set(super().__dir__()) | {"_saved_" + k for k in self._saved}
+                      | {"_raw_saved_" + k for k in self._saved})
 
     @property
     def metadata(self) -> dict:
@@ -232,7 +245,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__(())
         self.variable = variable
-        self._seq = _next_leaf_seq()  # runs as soon as it is ready, as in PyTorch
+        self._seq = LEAF_SEQ  # runs as soon as it is ready, as in PyTorch
         self._holds_tensors = False   # it saves nothing
 
     def name(self) -> str:
@@ -247,8 +260,29 @@ class AccumulateGrad(Node):
         return grad
 
     def apply(self, grad, needed=None):
-        accumulate(self.variable, self.run_hooks(grad))
+        """The leaf's tensor hooks, the addition into ``.grad``, then the leaf's
+        post-accumulate-grad hooks (``register_post_accumulate_grad_hook``)."""
+        v = self.variable
+        if v._hooks is None:  # no hooks of any kind (the leaf keeps a dict once it has some)
+            accumulate(v, grad)
+        else:
+            self.accumulate(self.run_hooks(grad))
         return ()
+
+    def accumulate(self, grad) -> None:
+        """Add ``grad`` (its tensor hooks already run) into ``.grad``, then call the
+        post-accumulate-grad hooks with the leaf.  A leaf that no longer requires
+        grad (``requires_grad_(False)``, ``detach_()`` since the graph was built)
+        is left alone, as in PyTorch."""
+        v = self.variable
+        if not v._rg:
+            return
+        accumulate(v, grad)
+        hooks = v._post_acc_hooks
+        if hooks:
+            for hook in list(hooks.values()):
+                if hook(v) is not None:
+                    raise RuntimeError(errors.POST_ACC_RETURNED)
 
 
 def hook_result(hook, grad, new):
@@ -289,7 +323,43 @@ class SavedTensor:
         else:  # keep the tensor; its version is read through it (0 until changed)
             self.tensor, self.data, self.counter = tensor, None, None
             vc = tensor._vcounter
-            self.version = 0 if vc is None else vc.value
+            if vc is None:
+                self.version = 0
+            elif vc.__class__ is not InferenceVersion:
+                self.version = vc.value
+            else:  # it has no version to check against: PyTorch refuses to save it
+                self.tensor = None
+                raise RuntimeError(errors.INFERENCE_SAVED)
+
+    @classmethod
+    def holding(cls, value) -> "SavedTensor":
+        """A SavedTensor for a value a node keeps otherwise (a number, or None)."""
+        saved = cls.__new__(cls)
+        saved.freed, saved.hooked, saved.data = False, None, None
+        saved.tensor, saved.counter, saved.version = value, None, 0
+        return saved
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """``grad_fn._raw_saved_self.register_hooks(pack, unpack)``: from now on
+        this saved tensor is kept as ``pack(tensor)`` and read back through
+        ``unpack`` -- ``saved_tensors_hooks`` for one saved tensor."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): both hooks must be callable")
+        if self.freed:
+            raise RuntimeError(errors.HOOKS_AFTER_FREE)
+        if self.hooked is not None:
+            raise RuntimeError(errors.HOOKS_ALREADY_SET)
+        if self.tensor is not None or self.data is None:
+            value, is_output = self.tensor, False
+        else:  # an output kept as its data: packed as a tensor of those values
+            from .tensor import Tensor
+            value, is_output = Tensor._make(self.data), True
+        self.hooked = (unpack_hook, pack_hook(value), is_output)
+        self.tensor = self.data = None
+        self.counter, self.version = _NEVER, -1
+
+    def __repr__(self) -> str:
+        return f"<autograd_kit.autograd.graph.SavedTensor object at {hex(id(self))}>"
 
     def _pack(self, tensor, is_output: bool) -> None:
         """Keep only what the pack hook returns; the unpack hook gives the tensor back
@@ -321,6 +391,8 @@ class SavedTensor:
         t = self.tensor
         if t is not None:
             if t._vcounter is not None and t._vcounter.value != self.version:
+                if t._vcounter.__class__ is DetachedVersion and self.version.__class__ is int:
+                    raise RuntimeError(errors.DETACHED_SAVED)
                 from .tensor import type_description
                 err = errors.ModifiedSavedTensorError(
                     node, name, type_description(t._data), _producer(t),
@@ -410,27 +482,67 @@ def refresh_view(view) -> None:
     shared version counter has moved since, the base was modified (through
     itself or another view), so the view's old history is stale: it becomes
     ``AsStridedBackward0`` of the base's current history."""
-    base, view_fn, version = view._base
-    current = view._version
+    view_fn, version = view._view
+    current = view._vcounter.value
     if current == version:
         return
+    base = view._base
     if base.grad_fn is not None or base._rg:
-        view._grad_fn = AsStridedBackward0(edge(base), view_fn, base._data.shape)
-        view._rg = True
-    view._base = (base, view_fn, current)
+        view.grad_fn = AsStridedBackward0(edge(base), view_fn, base._data.shape)  # (retain_grad
+        view._rg = True                                                          # moves along)
+    view._view = (view_fn, current)
 
 
-def check_view_inplace(t) -> None:
+def make_view(t, x, view_fn, node_cls=None) -> None:
+    """Make ``t``, an op's result sharing ``x``'s memory, a view: of ``x``, or of
+    ``x``'s own base when ``x`` is a view (``_base`` is always a tensor that is
+    no view), sharing the version counter.  ``view_fn`` takes the same view of
+    any array shaped like ``x``.
+
+    How the view was made matters to a later in-place change (``check_view_inplace``):
+    made where nothing is recorded (no_grad, inference mode), or a view of a view
+    made so, or of one of several views made at once, or of a custom Function's
+    view: PyTorch refuses to record such a change, and says which case it is."""
+    vc = x._vc
+    t._vcounter = vc
+    base = x._base
+    if base is None:
+        t._base, t._view = x, (view_fn, vc.value)
+    else:
+        prev = x._view[0]
+        t._base, t._view = base, (lambda a, prev=prev, fn=view_fn: fn(prev(a)), vc.value)
+    if not _state.enabled:
+        d = t.__dict__
+        d["_no_grad_view"] = True
+        d["_creation"] = ("inference" if _state.inference else "no_grad", None, None)
+    elif base is not None:
+        made = x._creation
+        if made is not None:
+            name = _STRIP.sub("", node_cls.__name__) if node_cls is not None else "View"
+            t.__dict__["_creation"] = (made[0], 0, name)
+
+
+def check_view_inplace(t, args=()) -> None:
     """Refuse, with PyTorch's message, an in-place change of a view that autograd
     cannot follow: one made by a custom Function (the change would bypass its
-    backward) or one of several views made at once (``unbind``, ``split``).
-    Only changes that would be recorded are refused (grad mode on, the view
+    backward), one of several views made at once (``unbind``, ``split``), one
+    made where nothing was recorded (``no_grad``, ``inference_mode``), or a view
+    of any of these.  Only changes that would be recorded are refused (grad
+    mode on, and the view -- or, for the last kinds, its base or an operand --
     requires grad)."""
-    creation = getattr(t, "_creation", None)
-    if creation is not None and t.requires_grad:
-        kind, k, name = creation
-        raise RuntimeError(errors.VIEW_INPLACE.format(k=k, name=name)
-                           + errors.VIEW_INPLACE_WHY[kind])
+    creation = t._creation
+    if creation is None:
+        return
+    kind, k, name = creation
+    if kind in errors.VIEW_INPLACE_WHY:
+        if t.requires_grad:
+            raise RuntimeError(errors.VIEW_INPLACE.format(k=k, name=name)
+                               + errors.VIEW_INPLACE_WHY[kind])
+    elif t._base._rg or any(getattr(a, "_rg", False) for a in args):
+        head = "A view was created in" if k is None else \
+            f"Output {k} of {name} is a view of a view which was created in"
+        raise RuntimeError(head + errors.VIEW_MADE_IN[kind] + errors.VIEW_MADE_IN_WHY.format(
+            block="no_grad" if kind == "no_grad" else "inference_mode"))
 
 
 class RemovableHandle:

@@ -12,12 +12,13 @@ this module holds only the tensor's own state and bookkeeping.
 """
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 
 from . import backend, errors
 from .formatting import tensor_repr
-from .grad_mode import is_grad_enabled
+from .grad_mode import _state, is_grad_enabled
 
 
 class Size(tuple):
@@ -44,6 +45,38 @@ class VersionCounter:
 
     def __init__(self) -> None:
         self.value = 0
+
+
+class InferenceVersion(VersionCounter):
+    """The counter of an inference tensor, shared by its views: it counts
+    nothing, and outside inference mode it refuses the in-place change that
+    would bump it.  (Its class is how an inference tensor is recognised.)"""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        pass
+
+    @property
+    def value(self) -> int:
+        return 0
+
+    @value.setter
+    def value(self, _) -> None:
+        if not _state.inference:
+            raise RuntimeError(errors.INFERENCE_INPLACE)
+
+
+class DetachedVersion(VersionCounter):
+    """The counter a non-leaf gets from ``detach_()``: it continues the old count
+    half a step apart, so every SavedTensor that recorded the tensor before
+    (an integer version) sees a mismatch and can say why, while anything saved
+    afterwards matches.  ``_version`` reports the whole number."""
+
+    __slots__ = ()
+
+    def __init__(self, value) -> None:
+        self.value = value + 0.5
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -73,7 +106,10 @@ class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vcounter", "_base", "_acc", "_hooks",
-                 "__weakref__", "__dict__")
+                 "_view", "__weakref__", "__dict__")
+    # _base: for a view, the tensor whose memory it shares (the first one that
+    # was no view); _view, set with it: (how to take this view of any array of
+    # the base's shape, the version when the view's history was last set)
     __array_priority__ = 1000  # numpy scalars defer to our operators
     __array_ufunc__ = None
 
@@ -102,6 +138,8 @@ class Tensor:
     def _init(self, data, rg: bool, grad_fn) -> None:
         self._data, self._rg, self._grad_fn = data, rg, grad_fn
         self._grad = self._base = self._acc = self._hooks = self._vcounter = None
+        if _state.inference:  # (``Tensor(...)`` in inference mode: an inference tensor)
+            self._vcounter = InferenceVersion()
 
     @staticmethod
     def _make(data, rg: bool = False, grad_fn=None) -> "Tensor":
@@ -124,6 +162,18 @@ class Tensor:
     @_vc.setter
     def _vc(self, counter: VersionCounter) -> None:
         self._vcounter = counter
+
+    def is_inference(self) -> bool:
+        """True for a tensor made in inference mode (or a view of one)."""
+        vc = self._vcounter
+        if vc is None and self is _state.pending:
+            finish_pending()
+            vc = self._vcounter
+        return vc.__class__ is InferenceVersion
+
+    def _is_view(self) -> bool:
+        """True when this tensor shares the memory of another (its ``_base``)."""
+        return self._base is not None
 
     # -- autograd state -------------------------------------------------------
     @property
@@ -149,6 +199,14 @@ class Tensor:
 
     @grad_fn.setter
     def grad_fn(self, node) -> None:
+        """A new history (an in-place change): ``retain_grad`` moves along, so the
+        retained gradient stays that of the tensor's newest value, as in PyTorch."""
+        old = self._grad_fn
+        if old is not None and old._extra is not None and node is not None:
+            ref = old._retain
+            if ref is not None and ref() is self:
+                old._retain = None
+                node._retain = ref
         self._grad_fn = node
 
     @property
@@ -165,6 +223,10 @@ class Tensor:
                                else errors.NON_LEAF_REQUIRES_GRAD)
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError(errors.INT_REQUIRES_GRAD_ATTR)
+        if flag and not _state.inference and self.is_inference():
+            raise RuntimeError(errors.INFERENCE_REQUIRES_GRAD)
+        if not flag:
+            self._let_go_of_grad()
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -176,8 +238,19 @@ class Tensor:
             raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD)
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError(errors.INT_REQUIRES_GRAD_METHOD)
+        if requires_grad and not _state.inference and self.is_inference():
+            raise RuntimeError(errors.INFERENCE_REQUIRES_GRAD)
+        if not requires_grad:
+            self._let_go_of_grad()
         self._rg = bool(requires_grad)
         return self
+
+    def _let_go_of_grad(self) -> None:
+        """A leaf stops requiring grad: a graph already built still reaches its
+        AccumulateGrad node, which must then leave ``.grad`` alone (as PyTorch's
+        does).  Any hooks dict, even empty, makes the engine run that node."""
+        if self._rg and self._acc is not None and self._hooks is None:
+            self._hooks = {}
 
     @property
     def is_leaf(self) -> bool:
@@ -242,11 +315,40 @@ class Tensor:
         self._hooks[key] = hook
         return RemovableHandle(self._hooks, key)
 
+    _post_acc_hooks = None  # {key: hook}, in the instance's __dict__ once one is registered
+    _creation = None  # how a view was made, when that restricts changing it in place
+    #                   (graph.make_view, check_view_inplace): in the instance's __dict__
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a backward pass has added this leaf's
+        gradient into ``.grad`` (all paths summed).  The hook must return None;
+        it is the place to update the parameter at once (an optimizer step per
+        tensor).  Not run by ``autograd.grad``, which fills no ``.grad``."""
+        if not self._rg:
+            raise RuntimeError(errors.HOOK_NO_GRAD)
+        if self.grad_fn is not None:
+            raise RuntimeError(errors.POST_ACC_NON_LEAF)
+        from .graph import RemovableHandle
+        hooks = self._post_acc_hooks
+        if hooks is None:
+            hooks = self._post_acc_hooks = {}
+        if self._hooks is None:
+            self._hooks = {}  # (a leaf with hooks of any kind: its AccumulateGrad node runs)
+        key = object()
+        hooks[key] = hook
+        return RemovableHandle(hooks, key)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to the graph's leaves."""
         from .engine import backward
         try:
-            backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+            if inputs is not None:
+                check_backward_inputs(inputs)
+            if _nesting.depth >= _MAX_NESTED:
+                return on_fresh_thread(backward, self, gradient, retain_graph, create_graph,
+                                       inputs=inputs)
+            with NESTED:  # (no frame of its own: warnings still point at the caller)
+                backward(self, gradient, retain_graph, create_graph, inputs=inputs)
         except Exception as err:
             raise errors.short(err)  # the traceback ends here, as PyTorch's does
 
@@ -257,8 +359,18 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
-        if self._base is not None and self._base[0]._rg:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        """Cut this tensor off from the graph, in place.  Refused for a view (its
+        base's history would still reach it).  A node that saved this tensor
+        before can no longer trust it: using it raises PyTorch's error, which
+        the counter swap below makes possible without slowing down backward."""
+        if self._base is not None:
+            raise RuntimeError(errors.DETACH_VIEW_INPLACE)
+        if self._grad_fn is not None:
+            vc = self._vcounter
+            if vc.__class__ is not DetachedVersion:
+                self._vcounter = DetachedVersion(0 if vc is None else vc.value)
+        else:
+            self._let_go_of_grad()  # a leaf: its AccumulateGrad node must see it let go
         self._grad_fn, self._rg = None, False
         return self
 
@@ -266,7 +378,10 @@ class Tensor:
     def data(self) -> "Tensor":
         """The same memory with no graph and its *own* version counter:
         changes made through ``.data`` are invisible to autograd."""
-        return Tensor._make(self._data)
+        t = Tensor._make(self._data)
+        if self._vcounter.__class__ is InferenceVersion:  # (an inference tensor's stays one)
+            t._vcounter = InferenceVersion()
+        return t
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -275,7 +390,16 @@ class Tensor:
     @property
     def _version(self) -> int:
         vc = self._vcounter
-        return 0 if vc is None else vc.value
+        if vc is None:
+            if self is not _state.pending:
+                return 0
+            finish_pending()
+            vc = self._vcounter
+        if vc.__class__ is not VersionCounter:
+            if vc.__class__ is InferenceVersion:
+                raise RuntimeError(errors.INFERENCE_VERSION)
+            return int(vc.value)
+        return vc.value
 
     # -- shape, type, device ------------------------------------------------
     @property
@@ -406,8 +530,139 @@ class Tensor:
         return t
 
 
-_new = object.__new__
+_object_new = _new = object.__new__
 _ARRAY_TYPES = backend.ARRAY_TYPES
+
+
+def check_backward_inputs(inputs) -> None:
+    """``backward(inputs=...)``: PyTorch refuses an empty list, and a tensor that
+    does not require grad (its gradient would be kept as by ``retain_grad``)."""
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    elif len(inputs) == 0:
+        raise RuntimeError(errors.BACKWARD_INPUTS_EMPTY.format(fn="backward"))
+    for t in inputs:
+        if isinstance(t, Tensor) and not t.requires_grad:
+            raise RuntimeError(errors.RETAIN_GRAD_NO_GRAD)
+
+
+# -- reentrant backward ----------------------------------------------------------
+# A custom Function's backward may itself call backward (or autograd.grad): the
+# passes nest, each a few dozen Python frames deep.  PyTorch nests them to any
+# depth (past a limit it goes on in another thread, with a fresh stack); so does
+# the kit, or a few dozen levels would exhaust Python's recursion limit.
+
+class _Nesting(threading.local):
+    depth = 0  # backward passes running on this thread, one inside the other
+
+
+_nesting = _Nesting()
+_MAX_NESTED = 32  # nested passes per thread; the next one runs on a fresh thread
+
+
+class _Nested:
+    """``with NESTED:`` around a backward pass counts it in this thread's depth.
+    The caller first checks ``_nesting.depth >= _MAX_NESTED`` and, if so, calls
+    ``on_fresh_thread`` instead."""
+
+    def __enter__(self):
+        _nesting.depth += 1
+
+    def __exit__(self, *exc):
+        _nesting.depth -= 1
+        return False
+
+
+NESTED = _Nested()
+
+
+def on_fresh_thread(run, *args, **kwargs):
+    """``run(*args, **kwargs)`` (a backward pass) on a new thread with this
+    thread's grad mode, while this one waits; its result or error comes back."""
+    st = _state
+    modes = (st.enabled, st.on, st.inference)
+    box = {}
+
+    def pass_():
+        mine = _state
+        mine.enabled, mine.on, mine.inference = modes
+        try:
+            box["result"] = run(*args, **kwargs)
+        except BaseException as err:  # handed to the waiting thread
+            box["error"] = err
+        finally:
+            finish_pending()
+    worker = threading.Thread(target=pass_, name="autograd_kit nested backward")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box.pop("error")
+    return box.get("result")
+
+
+# -- inference tensors -----------------------------------------------------------
+# A tensor made in inference mode gets an InferenceVersion counter.  Tensors are
+# made by ``Tensor._make``, which must stay as fast as it is; so while some thread
+# is in inference mode (and only then) ``_make``'s ``_new`` and the ``_vc``
+# property are swapped for versions that notice.  ``_make`` sets the counter
+# slot to None after ``_new`` returns, so the new tensor cannot be marked at
+# once: it is remembered as *pending* (per thread) and given its counter when the
+# next tensor is made, when it is asked about, or when inference mode ends.  A
+# view made meanwhile takes its base's counter instead, as it should.
+
+_inference_lock = threading.Lock()
+_inference_users = 0  # inference_mode blocks open, over all threads
+
+
+def finish_pending() -> None:
+    """Give this thread's pending tensor (see above) its InferenceVersion."""
+    st = _state
+    t = st.pending
+    if t is not None:
+        st.pending = None
+        if t._vcounter is None:
+            t._vcounter = InferenceVersion()
+
+
+def _new_noticing(cls):
+    t = _object_new(cls)
+    st = _state
+    if st.inference:
+        finish_pending()
+        st.pending = t
+    return t
+
+
+def _vc_noticing(self) -> VersionCounter:
+    vc = self._vcounter
+    if vc is None:
+        if self is _state.pending:
+            finish_pending()
+            return self._vcounter
+        vc = self._vcounter = VersionCounter()
+    return vc
+
+
+_PLAIN_VC = Tensor._vc
+_NOTICING_VC = property(_vc_noticing, _PLAIN_VC.fset, doc=_PLAIN_VC.__doc__)
+
+
+def inference_started() -> None:
+    global _new, _inference_users
+    with _inference_lock:
+        _inference_users += 1
+        if _inference_users == 1:
+            _new = _new_noticing
+            Tensor._vc = _NOTICING_VC
+
+
+def inference_ended() -> None:
+    global _new, _inference_users
+    with _inference_lock:
+        _inference_users -= 1
+        if _inference_users == 0:
+            _new = _object_new
+            Tensor._vc = _PLAIN_VC
 
 
 def _rebuild(data, rg, device="cpu"):

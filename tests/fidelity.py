@@ -43,3 +43,22 @@ def same_as_pytorch(case):
     theirs, ours = outcome(case, torch), outcome(case, ak)
     assert ours == theirs
     return ours
+
+
+def expected_outcomes(cases):
+    """The two tests of a table of ``(case, expected outcome)`` rows, where each
+    expectation was first seen on PyTorch: the kit must give it always (torch or
+    not), and PyTorch must give it too where it is installed (so the table stays
+    the truth).  Use as ``test_kit, test_pytorch = expected_outcomes(CASES)``."""
+    import autograd_kit as ak
+    ids = [case.__name__ for case, _ in cases]
+
+    @pytest.mark.parametrize("case, expected", cases, ids=ids)
+    def test_the_kit_does_what_pytorch_does(case, expected):
+        assert outcome(case, ak) == expected
+
+    @pytest.mark.parametrize("case, expected", cases, ids=ids)
+    def test_pytorch_does_it_too(case, expected):
+        assert outcome(case, oracle()) == expected
+
+    return test_the_kit_does_what_pytorch_does, test_pytorch_does_it_too

@@ -32,7 +32,73 @@ def _conv(x, w, b=None, **kw):
     return F.conv2d(x, w, b, **kw)
 
 
+def _away_from_integers(rng):
+    """(a, b) whose quotients a / b keep away from whole numbers (no step of a
+    rounded division between two central-difference points)."""
+    b = np.where(rng.random((3, 4)) < 0.5, -1.0, 1.0) * rng.uniform(0.5, 2.0, (3, 4))
+    q = rng.integers(-4, 5, (3, 4)) + rng.uniform(0.2, 0.8, (3, 4))
+    return q * b, b
+
+
+def _first(f):
+    return first_grad(f)
+
+
 MORE_CASES = {
+    # -- arith: rounded division, remainder, atan2 ------------------------------
+    "DivBackward1": [
+        C("cross-entropy-probabilities-mean", normal((3, 4)),
+          lambda x: F.cross_entropy(x, const(x, np.full((3, 4), 0.25)))),
+    ],
+    "DivBackward2": [
+        C("div-floor", _away_from_integers, lambda a, b: ak.div(a, b, rounding_mode="floor")),
+        C("div-trunc", _away_from_integers, lambda a, b: a.div(b, rounding_mode="trunc")),
+    ],
+    "RemainderBackward0": [
+        C("remainder-number", lambda rng: (_away_from_integers(rng)[0],), lambda a: a % 1.5),
+    ],
+    "RemainderBackward1": [
+        C("remainder-tensor", _away_from_integers, lambda a, b: ak.remainder(a, b)),
+    ],
+    "Atan2Backward0": [
+        C("atan2", normal((3, 4), (3, 4)), lambda a, b: ak.atan2(a, b)),
+        C("atan2-broadcast", normal((3, 1), (4,)), lambda a, b: a.atan2(b)),
+    ],
+    # -- in-place view changes ------------------------------------------------------
+    "TBackward1": [C("t_", normal((3, 4)), lambda x: (x * 1).t_())],
+    "TransposeBackward1": [
+        C("transpose_", normal((2, 3, 4)), lambda x: (x * 1).transpose_(0, 2)),
+        C("swapdims_", normal((2, 3)), lambda x: (x * 1).swapdims_(0, 1)),
+    ],
+    "SqueezeBackward3": [C("squeeze_", normal((3, 1, 4)), lambda x: (x * 1).squeeze_())],
+    "SqueezeBackward4": [C("squeeze_-dim", normal((3, 1)), lambda x: (x * 1).squeeze_(-1))],
+    "UnsqueezeBackward1": [C("unsqueeze_", normal((3, 4)), lambda x: (x * 1).unsqueeze_(1))],
+    # -- activations and their recorded backward steps --------------------------
+    "ClampMinBackward0": [C("clamp_min", distinct((3, 4)), lambda x: x.clamp_min(0.5))],
+    "ClampMaxBackward0": [C("clamp_max", distinct((3, 4)), lambda x: ak.clamp_max(x, -0.5))],
+    "ThresholdBackwardBackward0": [
+        C("grad-of-relu", distinct((3, 4)), _first(lambda x: x.relu())),
+    ],
+    "LeakyReluBackward1": [
+        C("leaky_relu_", distinct((3, 4)), lambda x: F.leaky_relu_(x * 1, 0.2)),
+    ],
+    "LeakyReluBackwardBackward0": [
+        C("grad-of-leaky-relu", distinct((3, 4)), _first(lambda x: F.leaky_relu(x, 0.1))),
+    ],
+    "SoftplusBackward0": [
+        C("softplus", normal((3, 4)), lambda x: F.softplus(x)),
+        C("softplus-beta", normal((3, 4)), lambda x: F.softplus(x, beta=2.0)),
+    ],
+    "EluBackward0": [
+        C("elu", distinct((3, 4)), lambda x: F.elu(x)),
+        C("elu-alpha", distinct((3, 4)), lambda x: F.elu(x, alpha=0.5)),
+    ],
+    "ErfBackward0": [C("erf", normal((3, 4)), lambda x: ak.erf(x))],
+    "GeluBackward0": [
+        C("gelu", normal((3, 4)), lambda x: F.gelu(x)),
+        C("gelu-tanh", normal((3, 4)), lambda x: F.gelu(x, approximate="tanh")),
+    ],
+    "RoundBackward1": [C("round-decimals", distinct((3, 4)), lambda x: x.round(decimals=1))],
     # ----------------------------------------------------------- conv.py --
     "ConvolutionBackward0": [
         C("conv2d-bias", normal((2, 2, 5, 5), (3, 2, 3, 3), (3,)), _conv),

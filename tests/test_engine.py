@@ -767,16 +767,16 @@ def test_gradcheck_reports_wrong_function():
     assert isinstance(info.value, RuntimeError)
     report = str(info.value)
     assert report.startswith("Jacobian mismatch for output 0 with respect to input 0,")
-    assert "numerical:[[2. 0.]\n [0. 4.]]" in report
-    assert "analytical:[[3. 0.]\n [0. 6.]]" in report
-    assert "largest difference: 2" in report
+    assert ("numerical:tensor([[2.0000, 0.0000],\n        [0.0000, 4.0000]], "
+            "dtype=torch.float64)") in report  # (as PyTorch prints its report)
+    assert "analytical:tensor([[3., 0.],\n        [0., 6.]], dtype=torch.float64)" in report
     assert x.grad is None
 
 
 def test_gradcheck_without_raising(capsys):
     x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
-    assert "Jacobian mismatch" in capsys.readouterr().out
+    assert capsys.readouterr().out == ""  # (quietly, as PyTorch)
 
 
 # -- a leaf may keep the arriving gradient's array, but never one shared ------

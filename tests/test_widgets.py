@@ -144,9 +144,11 @@ def test_buttons_slider_and_panel():
     assert "Step 3 of 5: MulBackward0" in text(s.status.value)
     s.back_button.click()
     assert s.position == 2 and s.slider.value == 2
+    s.slider.value = 4  # two leaves made ready together: x first, as in PyTorch
+    assert "x.grad: None → 37." in text(s.panel.value)
     s.slider.value = 5
     assert s.position == 5 and x.grad.item() == 37.0 and w.grad.item() == 24.0
-    assert "x.grad: None → 37." in text(s.panel.value)
+    assert "w.grad: None → 24." in text(s.panel.value)
     assert "Backward pass complete" in text(s.status.value)
     s.reset_button.click()
     assert s.position == 0 and x.grad is None and s.play.value == 0

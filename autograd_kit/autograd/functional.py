@@ -234,11 +234,27 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """∂f/∂x, shaped ``output.shape + input.shape``; a tuple per output and per
     input when either is a tuple (``jac[i][j]`` = ∂output_i/∂input_j)."""
-    if strategy == "forward-mode":
-        raise NotImplementedError("autograd_kit computes jacobians in reverse mode only")
-    if strategy != "reverse-mode":
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    if strict and vectorize:
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". '
+                             'Hint: If your function has more outputs than inputs, '
+                             '"forward-mode" tends to be more performant. Otherwise, prefer to '
+                             'use "reverse-mode".')
+    if strategy == "forward-mode":  # PyTorch's conditions; the numbers come from reverse mode
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `strict=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or "
+                                      "forward-over-reverse Hessian isonly implemented for "
+                                      "`vectorize=True`.")
+    elif strict and vectorize:
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            "`vectorized=True` are not supported together. Please either set "
                            "`strict=False` or `vectorize=False`.")
@@ -280,6 +296,8 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
     """∂²f/∂x², for f returning one number: the Jacobian of the gradient.
     ``hess[i][j]`` = ∂²f/∂input_i∂input_j when ``inputs`` is a tuple."""
     in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def one_number(*xs):
         out_tuple, out = _outputs(func, xs, "hessian", strict)

@@ -57,7 +57,6 @@ _name, _called = name, called
 def _leaf_inplace(err, names) -> Explanation:
     t = err.tensor
     base = t._base if err.view and t is not None and t._base is not None else t
-    base = base[0] if isinstance(base, tuple) else base  # autograd_kit keeps (base, offset)
     leaf = name_of(base, names) if base is not None else None
     x = leaf or "x"
     update = culprits.failing_line(err.traceback) if leaf else None  # `bias -= 0.1 * bias.grad`

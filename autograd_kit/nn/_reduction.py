@@ -16,11 +16,12 @@ def warn_size(input, target, stacklevel: int) -> None:
     """PyTorch's warning when a loss's target has another shape than its input (the
     two broadcast, which is rarely what was meant); ``stacklevel`` points at the
     learner's line from the caller's depth."""
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
-                      f"size ({input.shape}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.",
-                      UserWarning, stacklevel=stacklevel + 1)
+    if target.shape != input.shape:  # (``stacklevel``: kept for callers; the line
+        # shown is the first outside the kit, whatever the depth)
+        from ..ops._warn import warn
+        warn(f"Using a target size ({target.shape}) that is different to the input "
+             f"size ({input.shape}). This will likely lead to incorrect results due "
+             "to broadcasting. Please ensure they have the same size.")
 
 
 def legacy_get_string(size_average, reduce, emit_warning: bool = True) -> str:

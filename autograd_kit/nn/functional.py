@@ -17,6 +17,7 @@ from .. import backend, errors
 from ..ops import loss as _loss
 from ..ops.arith import addmm
 from ..ops.inplace import inplace as _inplace
+from ..ops import unary as _unary
 from ..ops.unary import leaky_relu as _leaky_relu
 
 from ..tensor import Tensor, scalar_type_name
@@ -37,11 +38,50 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
+def relu_(input: Tensor) -> Tensor:
+    """``relu`` in place."""
+    return input.relu_()
+
+
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope · x otherwise (a small gradient survives)."""
     if inplace:
-        return _inplace(input, lambda old: _leaky_relu(old, negative_slope))
-    return _leaky_relu(input, negative_slope)
+        return leaky_relu_(input, negative_slope)
+    try:
+        return _leaky_relu(input, negative_slope)
+    except NotImplementedError as err:
+        raise errors.short(err)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` in place (its node keeps the output: LeakyReluBackward1)."""
+    return _inplace(input, lambda old: _unary.leaky_relu_into(old, negative_slope))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + e^(βx)) / β: a smooth relu (x itself where βx > threshold)."""
+    try:
+        return _unary.softplus(input, beta, threshold)
+    except NotImplementedError as err:
+        raise errors.short(err)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x for x > 0, α(e^x - 1) otherwise: smooth at 0 for α = 1, negative values allowed."""
+    try:
+        if inplace:
+            return _inplace(input, lambda old: _unary.elu(old, alpha))
+        return _unary.elu(input, alpha)
+    except NotImplementedError as err:
+        raise errors.short(err)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x · Φ(x), Φ the standard normal CDF (``approximate="tanh"``: its tanh form)."""
+    try:
+        return _unary.gelu(input, approximate)
+    except (NotImplementedError, RuntimeError) as err:
+        raise errors.short(err)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -157,23 +197,31 @@ def _check_batch(input: Tensor, target: Tensor) -> None:
         raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
 
 
+def _check_weight(weight, input: Tensor) -> None:
+    if weight is None:
+        return
+    c = input.shape[0] if input.dim() == 1 else input.shape[1]
+    if weight.dim() != 1 or weight.shape[0] != c:
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight=None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """Negative log-likelihood: -mean_i input[i, target[i]], for log-probabilities.
-    Rows whose target is ``ignore_index`` count for nothing (not even in N)."""
+    Rows whose target is ``ignore_index`` count for nothing (not even in N); with
+    ``weight`` each row counts weight[target] times, and the mean divides by the
+    total weight."""
     try:
-        _unsupported(weight=weight is not None)
         _check_batch(input, target)
         _check_class_target(target)
-        if input.dim() == 1:  # one sample, no batch dimension
-            out = _loss.nll_loss(input.unsqueeze(0), target.reshape(1), reduction, ignore_index)
-            return out.squeeze(0) if reduction == "none" else out
+        _check_weight(weight, input)
         if input.dim() > 2:  # (N, C, d1, ...): every position is a sample
             c = input.shape[1]
             rows = input.permute(0, *range(2, input.dim()), 1).reshape(-1, c)
-            out = _loss.nll_loss(rows, target.reshape(-1), reduction, ignore_index)
+            out = _loss.nll_loss(rows, target.reshape(-1), reduction, ignore_index, weight)
             return out.reshape(target.shape) if reduction == "none" else out
-        return _loss.nll_loss(input, target, reduction, ignore_index)
+        return _loss.nll_loss(input, target, reduction, ignore_index, weight)
     except (RuntimeError, ValueError, IndexError) as err:
         raise errors.short(err)
 
@@ -183,20 +231,31 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int 
     """-log softmax(x)[target]: log_softmax then nll_loss, two nodes as in PyTorch.
 
     ``target`` holds class indices, or (same shape as ``input``) class
-    probabilities: then the loss is -Σ_c target_c · log softmax(x)_c per sample."""
-    _unsupported(weight=weight is not None, label_smoothing=label_smoothing != 0.0)
+    probabilities: then the loss is -Σ_c weight_c · target_c · log softmax(x)_c
+    per sample, and the mean divides by the number of samples."""
+    _unsupported(label_smoothing=label_smoothing != 0.0)
     class_dim = 0 if input.dim() == 1 else 1
     if target.shape == input.shape and target.dtype.is_floating_point:
         if ignore_index != -100:
             raise errors.short(RuntimeError(
                 "ignore_index is not supported for floating point target"))
-        per_sample = -(input.log_softmax(class_dim) * target).sum(class_dim)
+        terms = input.log_softmax(class_dim) * target
+        if weight is not None:
+            terms = terms * weight.reshape(-1, *([1] * (input.dim() - class_dim - 1)))
+        per_sample = -terms.sum(class_dim)
+        if reduction == "mean":
+            from ..ops.arith import DivBackward1
+            from ..ops._rules import record
+            total = per_sample.sum()
+            n = input.numel() // input.shape[class_dim] if input.shape[class_dim] else 0
+            return record(DivBackward1, total._data / (n if n else float("nan")), (total,),
+                          other=n if n else float("nan"))
         return _loss.reduce_loss(per_sample, reduction)
     try:
         _check_batch(input, target)
     except (RuntimeError, ValueError) as err:
         raise errors.short(err)
-    return nll_loss(input.log_softmax(class_dim), target, ignore_index=ignore_index,
+    return nll_loss(input.log_softmax(class_dim), target, weight, ignore_index=ignore_index,
                     reduction=reduction)
 
 
@@ -204,7 +263,6 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
                          reduction: str = "mean") -> Tensor:
     """-mean(y log p + (1 - y) log(1 - p)), for probabilities p in [0, 1]."""
     try:
-        _unsupported(weight=weight is not None)
         if target.shape != input.shape:
             raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                              f"input size ({input.shape}) is deprecated. Please ensure they "
@@ -212,7 +270,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None,
         if target.dtype != input.dtype:
             raise RuntimeError(f"Found dtype {scalar_type_name(target.dtype.np)} but expected "
                                f"{scalar_type_name(input.dtype.np)}")
-        return _loss.binary_cross_entropy(input, target, reduction)
+        if weight is not None and weight.shape != input.shape:
+            weight = weight.expand(*input.shape)
+        return _loss.binary_cross_entropy(input, target, reduction, weight)
     except (RuntimeError, ValueError) as err:
         raise errors.short(err)
 

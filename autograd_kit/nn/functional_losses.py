@@ -18,6 +18,17 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _floats_only(input, target, kernel: str) -> None:
+    """PyTorch's kernels for these losses exist for floating-point types only
+    (the types promote first: a float target makes an int input float)."""
+    from ..tensor import scalar_type_name
+    a, b = input._data, target._data if isinstance(target, Tensor) else input._data
+    from .. import backend
+    dt = backend.promote(a, b)
+    if dt.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
+
+
 def _constant(t, argument: str) -> None:
     if t is not None and t.requires_grad:
         raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
@@ -35,6 +46,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
     _check_reduction(reduction)
+    if not input.is_floating_point():
+        from ..tensor import scalar_type_name
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for '
+                                  f"'{scalar_type_name(input._data.dtype)}'")
     _constant(weight, "weight")
     _constant(pos_weight, "pos_weight")
     return _more.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
@@ -47,6 +62,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     target, absolute error far from it.  β = 0 is the L1 loss."""
     warn_size(input, target, stacklevel=3)
     _check_reduction(reduction)
+    _floats_only(input, target, "smooth_l1_cpu")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
@@ -61,6 +77,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise NotImplementedError("autograd_kit does not support weight here")
     warn_size(input, target, stacklevel=3)
     _check_reduction(reduction)
+    _floats_only(input, target, "huber_cpu")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _more.huber_loss(input, target, reduction, delta)

@@ -55,22 +55,48 @@ def add(a, b, alpha=1):
     """a + alpha * b"""
     try:
         if alpha != 1:
-            return _function(_binary(AddBackward0, lambda x, y: x + alpha * y, a, b,
+            return _function(_binary(AddBackward0, lambda x, y: x + _times(y, alpha), a, b,
                                      alpha=alpha), "add", b)
         return _function(_binary(AddBackward0, _add, a, b, alpha=1), "add", b)
     except RuntimeError as err:
         raise errors.short(err)  # a shape mismatch shows the learner's line and this call
 
 
+_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+              "`^` or `logical_xor()` operator instead.")
+
+
+_BOOLS = (bool, backend.np.bool_)  # (numpy's bool is the Python bool it holds)
+
+
+def _is_bool(x) -> bool:
+    return x.__class__ in _BOOLS or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
+
+
+def check_sub(a, b) -> None:
+    """PyTorch refuses ``-`` with a boolean operand (a bool tensor or True/False)."""
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(_SUB_BOOLS if _is_bool(a) and _is_bool(b) else _SUB_BOOL)
+
+
 def sub(a, b, alpha=1):
     """a - alpha * b"""
     try:
+        check_sub(a, b)
         if alpha != 1:
-            return _function(_binary(SubBackward0, lambda x, y: x - alpha * y, a, b,
+            return _function(_binary(SubBackward0, lambda x, y: x - _times(y, alpha), a, b,
                                      alpha=alpha), "sub", b)
         return _function(_binary(SubBackward0, _sub, a, b, alpha=1), "sub", b)
     except RuntimeError as err:
         raise errors.short(err)
+
+
+def _times(y, alpha):
+    """alpha * y in y's dtype (a bool tensor stays bool: alpha is then True or False)."""
+    return y & bool(alpha) if getattr(y, "dtype", None) is not None and y.dtype.kind == "b" \
+        else y * alpha
 
 
 def _function(out, name, other):
@@ -86,6 +112,7 @@ def rsub(a, b):
     """b - a, for ``number - tensor`` (PyTorch's RsubBackward1: one tensor input)."""
     if isinstance(b, Tensor):
         return sub(b, a)
+    check_sub(a, b)
     a_, w, da, db = as_tensor_pair(a, b)
     return record(RsubBackward1, db - da, (a_,), alpha=1)
 
@@ -97,8 +124,12 @@ def mul(a, b):
         raise errors.short(err)
 
 
-def div(a, b):
-    """a / b; integers divide to the default float type (float32), as in PyTorch."""
+def div(a, b, *, rounding_mode=None):
+    """a / b; integers divide to the default float type (float32), as in PyTorch.
+    With ``rounding_mode`` ("trunc" or "floor") the quotient is rounded and keeps
+    the operands' type; its gradient is zero (``DivBackward2``)."""
+    if rounding_mode is not None:
+        return _rounded_div(a, b, rounding_mode)
     if isinstance(a, Tensor) and a._data.dtype.kind in "biu" and (
             not isinstance(b, Tensor) or b._data.dtype.kind in "biu") and \
             not isinstance(b, float):
@@ -112,6 +143,74 @@ def div(a, b):
         raise errors.short(err)
 
 
+def _rounded_div(a, b, mode):
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{mode}'")
+    from . import compare
+    if mode == "floor":
+        out = compare.floor_divide(a, b)
+    else:
+        out = compare.trunc_divide(a, b)
+    if out._data.dtype.kind not in "fc":
+        return out
+    return record(DivBackward2, out._data, _tensors(a, b), rounding_mode=mode)
+
+
+def _tensors(*xs):
+    return tuple(x for x in xs if isinstance(x, Tensor))
+
+
+def floor_divide(a, b):
+    """a // b (rounded towards -inf).  PyTorch defines no derivative for it: on
+    floats it records a node whose backward says so."""
+    from . import compare
+    out = compare.floor_divide(a, b)
+    if out is NotImplemented or out._data.dtype.kind not in "fc":
+        return out
+    return record(FloorDivideNotImplemented, out._data, _tensors(a, b),
+                  op="aten::floor_divide")
+
+
+def remainder(a, b):
+    """a % b, with the sign of b (Python's rule, as in PyTorch).  d/da = 1 and, for
+    a tensor b, d/db = -floor(a / b); PyTorch has no derivative for ``number % t``."""
+    from . import compare
+    out = compare.remainder(a, b)
+    if out is NotImplemented or out._data.dtype.kind not in "fc":
+        return out
+    if not isinstance(a, Tensor):
+        return record(FloorDivideNotImplemented, out._data, (b,), op="aten::remainder")
+    if not isinstance(b, Tensor):
+        return record(RemainderBackward0, out._data, (a,))
+    return record(RemainderBackward1, out._data, (a, b), self=a, other=b)
+
+
+def rfloor_divide(a, b):
+    return floor_divide(b, a)
+
+
+def rremainder(a, b):
+    return remainder(b, a)
+
+
+def atan2(a, other):
+    """The angle of the point (other, a): arctan(a / other) in the right quadrant."""
+    if not isinstance(other, Tensor):
+        raise backend.NotAnOperand(f"atan2(): argument 'other' must be Tensor, not "
+                                   f"{type(other).__name__}")
+    a_, b_, da, db = as_tensor_pair(a, other)
+    if da.dtype.kind not in "fc":
+        dt = backend.get_default_dtype().np
+        da, db = da.astype(dt), db.astype(dt)
+    try:
+        out = backend.xp_of(da).arctan2(da, db)
+    except ValueError:
+        check_broadcast(da, db)
+        raise
+    return record(Atan2Backward0, out, (a_, b_), self=a_, other=b_)
+
+
 def rdiv(a, b):
     """number / tensor, computed as PyTorch does: reciprocal, then multiply."""
     from .unary import reciprocal
@@ -123,10 +222,34 @@ def pow(a, exponent):  # noqa: A001 - PyTorch's name
     if isinstance(exponent, Tensor):
         if not isinstance(a, Tensor):
             return rpow(exponent, a)
-        return _binary(PowBackward1, _pow, a, exponent, ("self", "exponent"),
+        return _binary(PowBackward1, _pow_arrays, a, exponent, ("self", "exponent"),
                        result=RESULT)
     a_, e, da, de = as_tensor_pair(a, exponent)
-    return record(PowBackward0, da ** de, (a_,), self=a_, exponent=exponent)
+    if da.dtype.kind in "biu" and exponent.__class__ is int and exponent < 0:
+        raise RuntimeError(_NEGATIVE_POWER)
+    out = da ** de
+    if out.dtype != da.dtype:  # bool ** bool: numpy says int8, PyTorch bool
+        out = out.astype(da.dtype)
+    return record(PowBackward0, out, (a_,), self=a_, exponent=exponent)
+
+
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+def _pow_arrays(x, y):
+    """x ** y for two arrays of one (promoted) dtype, as PyTorch computes it: a
+    negative integer power of an integer is 0 (1 and -1 excepted), not numpy's
+    error; booleans have no power."""
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if x.dtype.kind in "iu" and (y < 0).any():
+        xp = backend.xp_of(x)
+        negative = y < 0
+        whole = x ** xp.where(negative, 0, y).astype(y.dtype)
+        odd = (y % 2) != 0
+        part = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(x.dtype)
+        return xp.where(negative, part, whole)
+    return x ** y
 
 
 def rpow(a, base):
@@ -134,7 +257,7 @@ def rpow(a, base):
     a_, b_, da, db = as_tensor_pair(a, base)
     # PyTorch keeps a number base as the number (``_saved_self`` reads 2, not tensor(2.))
     kept = base if base.__class__ in _NUMBERS else b_
-    return record(PowBackward2, db ** da, (a_,), self=kept, exponent=a_, result=RESULT)
+    return record(PowBackward2, _pow_arrays(db, da), (a_,), self=kept, exponent=a_, result=RESULT)
 
 
 def operator_form(node, kernel, names=(), alpha=None):
@@ -162,11 +285,19 @@ def operator_form(node, kernel, names=(), alpha=None):
 
 
 def neg(a):
-    return record(NegBackward0, -a._data, (a,))
+    try:
+        return record(NegBackward0, -a._data, (a,))
+    except TypeError:  # numpy's words for a bool array
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.") from None
 
 
 def matmul(a, b):
     """Matrix product with numpy's rules for 1-D and batched operands."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and (
+            a._data.dtype != b._data.dtype or a._data.dtype.kind == "b"):
+        _matmul_dtypes(a._data, b._data)
     a, b, da, db = as_tensor_pair(a, b)
     na, nb = da.ndim, db.ndim
     if na == 0 or nb == 0:
@@ -199,6 +330,50 @@ def matmul(a, b):
     return record(BmmBackward0, out, (a, b), self=a, mat2=b)
 
 
+_C = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+      "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+      "bool": "bool"}
+
+
+def _matmul_dtypes(da, db):
+    """PyTorch's refusal of a product of two dtypes (or of booleans), in the words
+    of the kernel the shapes lead to: dot, mv (addmv), mm (addmm) or bmm."""
+    na, nb = da.ndim, db.ndim
+    if na == 0 or nb == 0:
+        return  # (refused below, for the dimensions)
+    if na == 1 and nb == 1:
+        kind, kernel = "dot", "dot"
+    elif nb == 1 or (na == 1 and nb > 2):
+        kind, kernel = "mv", "addmv_impl_cpu"
+    elif nb == 2 or (na == 1 and nb == 2):
+        kind, kernel = "mm", "addmm_impl_cpu_"
+    else:
+        kind, kernel = "bmm", "bmm"
+    if kind == "mm" and da.shape[-1] != db.shape[-2 if nb > 1 else 0]:
+        return  # (the shapes are refused first)
+    if da.dtype == db.dtype:
+        if da.size == 0 or db.size == 0:
+            return  # (no kernel runs for empty operands)
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(da.dtype)}'")
+    name = lambda d: scalar_type_name(d.dtype)  # noqa: E731
+    if kind == "bmm" and da.dtype.kind == "b":
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if kind == "mm" and da.shape[-1] != db.shape[-2 if nb > 1 else 0]:
+        return  # (the shapes are refused first)
+    if kind == "dot":
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{name(da)} and {name(db)}")
+    if kind == "mv":
+        mat, vec = (da, db) if nb == 1 else (db, da)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{name(vec)}, {name(mat)}, and {name(vec)}")
+    if kind == "mm":
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C[da.dtype.name]} != {_C[db.dtype.name]}")
+    raise RuntimeError(f"expected scalar type {name(da)} but found {name(db)}")
+
+
 def dot(a, b):
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
@@ -211,8 +386,10 @@ def mm(a, b):
     return matmul(a, b)
 
 
-def addmm(bias, m1, m2):
-    """bias + m1 @ m2 in one node, as ``nn.Linear`` does in PyTorch (AddmmBackward0)."""
+def addmm(bias, m1, m2, *, beta=1, alpha=1):
+    """beta * bias + alpha * (m1 @ m2) in one node, as ``nn.Linear`` does in PyTorch
+    (AddmmBackward0).  With beta = 0 the bias is not read (a NaN there does not
+    spread), but it must still broadcast."""
     if not isinstance(bias, Tensor):
         bias = Tensor._make(backend.scalar_array(bias, m1._data))
     for t in (m1, m2):
@@ -229,11 +406,34 @@ def addmm(bias, m1, m2):
                            f"{'x'.join(map(str, m2.shape))})")
     out = m1._data @ m2._data
     bs = bias._data.shape
+    if beta != 1 or alpha != 1:
+        return _scaled_addmm(bias, m1, m2, out, beta, alpha)
     if bs == out.shape[1:] or backend.broadcast_shapes(bs, out.shape) == out.shape:
         out += bias._data        # into the fresh product: one array, not two
     else:
         out = bias._data + out
-    return record(AddmmBackward0, out, (bias, m1, m2), mat1=m1, mat2=m2)
+    return record(AddmmBackward0, out, (bias, m1, m2), mat1=m1, mat2=m2, beta=1, alpha=1)
+
+
+def _scaled_addmm(bias, m1, m2, out, beta, alpha):
+    b = bias._data
+    try:
+        shape = backend.broadcast_shapes(b.shape, out.shape)
+    except ValueError:
+        shape = None
+    if shape != out.shape:
+        raise RuntimeError(f"The expanded size of the tensor ({out.shape[-1]}) must match the "
+                           f"existing size ({b.shape[-1] if b.ndim else 1}) at non-singleton "
+                           f"dimension {out.ndim - 1}.  Target sizes: {list(out.shape)}.  "
+                           f"Tensor sizes: {list(b.shape)}")
+    if alpha == 0:  # the product is not read (a NaN there does not spread)
+        out = backend.xp_of(out).zeros_like(out)
+    elif alpha != 1:
+        out = out * out.dtype.type(alpha) if out.dtype.kind != "b" else out & bool(alpha)
+    if beta != 0:
+        out = out + (b * b.dtype.type(beta) if b.dtype.kind != "b" else b & bool(beta))
+    out = backend.xp_of(out).asarray(out, dtype=b.dtype)
+    return record(AddmmBackward0, out, (bias, m1, m2), mat1=m1, mat2=m2, beta=beta, alpha=alpha)
 
 
 
@@ -263,10 +463,37 @@ MvBackward0 = rule("MvBackward0", "self vec",
                    self="unsqueeze(g, -1) * vec", vec="mT(self) @ g")
 MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
 BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
-AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2",
-                      self="g", mat1="g @ mT(mat2)", mat2="mm_mat2_grad(g, mat1, mat2)")
+AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2 beta alpha",
+                      self="g if beta == 1 else g * beta",
+                      mat1="g @ mT(mat2) if alpha == 1 else (g @ mT(mat2)) * alpha",
+                      mat2="mm_mat2_grad(g, mat1, mat2) if alpha == 1 else"
+                           " mm_mat2_grad(g, mat1, mat2) * alpha")
+DivBackward1 = rule("DivBackward1", "other", self="g / other")  # (by a number, in C++)
+DivBackward2 = rule("DivBackward2", "rounding_mode", self="zeros_like(g)",
+                    other="zeros_like(g)")  # a rounded quotient is a step function
+RemainderBackward0 = rule("RemainderBackward0", "", self="g")
+RemainderBackward1 = rule("RemainderBackward1", "self other",
+                          self="g", other="-g * floor_divide(self, other)")
+Atan2Backward0 = rule("Atan2Backward0", "self other",
+                      self="g * other / (self * self + other * other)",
+                      other="-g * self / (self * self + other * other)")
+# PyTorch defines no derivative for ``//`` (nor for ``number % t``): the node is
+# there, and its backward says so.
+FloorDivideNotImplemented = rule("NotImplemented", "op", self="not_implemented(op)",
+                                 other="not_implemented(op)")
+FloorDivideNotImplemented.name = lambda self: "torch::autograd::NotImplemented"
 
 # The operators ``+ - *`` (``x + 2`` and ``2 + x`` make the same node, as in PyTorch).
 add_operator = operator_form(AddBackward0, _add, alpha=1)
-sub_operator = operator_form(SubBackward0, _sub, alpha=1)
+_sub_operator = operator_form(SubBackward0, _sub, alpha=1)
+
+
+def sub_operator(a, b):
+    try:
+        if a._data.dtype.kind == "b" or b.__class__ in _BOOLS or (
+                b.__class__ is Tensor and b._data.dtype.kind == "b"):
+            check_sub(a, b)
+        return _sub_operator(a, b)
+    except RuntimeError as err:
+        raise errors.short(err)  # the learner's line and this one, as for + and *
 mul_operator = operator_form(MulBackward0, _mul, ("self", "other"))

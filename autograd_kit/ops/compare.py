@@ -45,8 +45,19 @@ gt, ge = _no_grad_binary(operator.gt), _no_grad_binary(operator.ge)
 logical_and_, logical_or_, logical_xor_ = (_no_grad_binary(operator.and_),
                                            _no_grad_binary(operator.or_),
                                            _no_grad_binary(operator.xor))
+def _trunc(x, y):
+    """x / y rounded towards zero, in x's (promoted) type."""
+    xp = backend.xp_of(x)
+    if x.dtype.kind == "f":
+        return xp.trunc(x / y).astype(x.dtype, copy=False)
+    q = x // y
+    return q + ((x % y != 0) & ((x < 0) != (y < 0))).astype(q.dtype)
+
+
+_KERNELS[_trunc] = "div_trunc_cpu"
 _floor_divide = _no_grad_binary(operator.floordiv)
 _remainder = _no_grad_binary(operator.mod)
+_trunc_divide = _no_grad_binary(_trunc)
 
 
 def _kind(t) -> str:
@@ -62,20 +73,53 @@ def _integer_division(fn, kernel):
         kinds = _kind(a) + _kind(b)
         if kinds == "bb":
             raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-        if builtins.all(k in "biu" for k in kinds) and (
+        out = fn(a, b)
+        if out is not NotImplemented and out._data.size and \
+                builtins.all(k in "biu" for k in kinds) and (
                 bool((b._data == 0).any()) if isinstance(b, Tensor) else b == 0):
             raise RuntimeError("ZeroDivisionError")
-        return fn(a, b)
+        return out
     op.__name__ = fn.__name__
     return op
 
 
 floor_divide = _integer_division(_floor_divide, "div_floor_cpu")
 remainder = _integer_division(_remainder, "remainder_cpu")
+trunc_divide = _integer_division(_trunc_divide, "div_trunc_cpu")
 
 
 def logical_not(x):
     return Tensor._make(~x._data if x._data.dtype.kind == "b" else x._data == 0)
+
+
+def bitwise_not(x):
+    """``~x``: logical not of booleans, the bits flipped for integers (-x - 1)."""
+    a = x._data
+    if a.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return Tensor._make(~a)
+
+
+def _logical(name, op):
+    def fn(a, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}")
+        a, b, da, db = as_tensor_pair(a, other)
+        try:
+            out = op(da != 0, db != 0)
+        except ValueError:
+            check_broadcast(da, db)
+            raise
+        return Tensor._make(backend.xp_of(da).asarray(out))
+    fn.__name__ = name
+    return fn
+
+
+logical_and = _logical("logical_and", operator.and_)
+logical_or = _logical("logical_or", operator.or_)
+logical_xor = _logical("logical_xor", operator.xor)
 
 
 def _arg_extreme(x, dim, keepdim, name):
@@ -112,14 +156,32 @@ def isnan(x):
     return Tensor._make(backend.xp_of(x._data).isnan(x._data))
 
 
-def all(x, dim=None):  # noqa: A001
-    axis = None if dim is None else wrap_dim(dim, x.ndim) if x.ndim else None
-    return Tensor._make(backend.xp_of(x._data).asarray(x._data.all(axis=axis)))
+def _all_or_any(x, dim, keepdim, which):
+    """True where all (any) elements along ``dim`` are non-zero; a uint8 tensor
+    answers in uint8 (0 or 1), as in PyTorch."""
+    a = x._data
+    if dim is None:
+        axis = None
+    elif isinstance(dim, (tuple, list)):
+        axis = tuple(wrap_dim(d, a.ndim) for d in dim)
+    else:
+        axis = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        axis = None
+    out = a.all(axis=axis, keepdims=keepdim) if which == "all" else \
+        a.any(axis=axis, keepdims=keepdim)
+    if keepdim and a.ndim == 0:
+        out = out.reshape(())
+    out = backend.xp_of(a).asarray(out)
+    return Tensor._make(out.astype(a.dtype) if a.dtype.name == "uint8" else out)
 
 
-def any(x, dim=None):  # noqa: A001
-    axis = None if dim is None else wrap_dim(dim, x.ndim) if x.ndim else None
-    return Tensor._make(backend.xp_of(x._data).asarray(x._data.any(axis=axis)))
+def all(x, dim=None, keepdim=False):  # noqa: A001
+    return _all_or_any(x, dim, keepdim, "all")
+
+
+def any(x, dim=None, keepdim=False):  # noqa: A001
+    return _all_or_any(x, dim, keepdim, "any")
 
 
 def equal(a, b) -> bool:
@@ -127,6 +189,11 @@ def equal(a, b) -> bool:
 
 
 def _close_pair(a, b):
+    if not isinstance(b, Tensor):
+        raise TypeError(f"isclose(): argument 'other' must be Tensor, not {type(b).__name__}")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{scalar_type_name(a._data.dtype)} did not match "
+                           f"{scalar_type_name(b._data.dtype)}")
     a, b, da, db = as_tensor_pair(a, b)
     check_broadcast(da, db)
     return da, db
@@ -143,6 +210,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def nonzero(x, as_tuple=False):
+    if x._data.ndim == 0:  # a 0-d tensor: one row (or none) of no indices
+        n = int(bool(x._data))
+        return (Tensor._make(backend.xp_of(x._data).zeros(n, "int64")),) if as_tuple else \
+            Tensor._make(backend.xp_of(x._data).zeros((n, 0), "int64"))
     idx = backend.xp_of(x._data).nonzero(x._data)
     if as_tuple:
         return tuple(Tensor._make(i) for i in idx)

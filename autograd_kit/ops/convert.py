@@ -37,6 +37,8 @@ def to(x, *args, **kwargs):
         raise errors.short(err)
     if not same_dt:
         out = out.astype(backend.np_dtype(dt))
+        if out.dtype.kind not in "fc":  # integers and booleans have no gradient
+            return Tensor._make(out)
     elif out is a:
         out = a.copy()
     return record(ToCopyBackward0, out, (x,), self_device=backend.device_of(a))

@@ -54,10 +54,13 @@ def _embed_array(v, offset):
 
 def trace(x):
     """The sum of the main diagonal of a matrix."""
+    a = x._data
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if x.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + f"{x.ndim}")
-    a = x._data
-    return record(TraceBackward0, a.trace(), (x,), self_sym_sizes=a.shape)
+    out = a.trace(dtype="int64" if a.dtype.kind in "iu" else None)  # (integers: int64)
+    return record(TraceBackward0, out, (x,), self_sym_sizes=a.shape)
 
 
 def _triangle(kind):

@@ -189,22 +189,29 @@ def log_or_zero(self, exponent):
     """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0.
     (``2 ** x`` keeps its base as a number: its log is a number too.)"""
     if self.__class__ in (builtins.int, builtins.float):
-        if self != 0:
+        if self > 0:
             return math.log(self)
+        if self < 0:  # (a negative base: NaN, as PyTorch's log gives)
+            return math.nan
         self = zeros_like(exponent)  # 0 ** x: the mask below decides
     mask = (_raw(self) == 0) & (_raw(exponent) >= 0)
     return log(where(mask, 1.0, self))
 
 
 def inside(self, lo, hi):
-    """1 where lo <= x <= hi (the gradient of clamp passes), else 0."""
+    """True where lo <= x <= hi (the gradient of clamp passes)."""
     a = _raw(self)
     mask = _xp(a).ones(a.shape, dtype=bool)
     if lo is not None:
         mask &= a >= lo
     if hi is not None:
         mask &= a <= hi
-    return _like(self, mask.astype(a.dtype))
+    return _like(self, mask)
+
+
+def clamp_grad(g, self, lo, hi):
+    """g where lo <= x <= hi, else 0: a choice, so an infinite g cannot leak in."""
+    return where(inside(self, lo, hi), g, 0.0)
 
 
 def div_or_zero(a, b):
@@ -235,6 +242,19 @@ def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
     return scaled * div_or_zero(g, result ** (ord - 1))
 
 
+def floor_divide(a, b):
+    """a / b rounded towards -inf (its own gradient is zero)."""
+    if _is_tensor(a) or _is_tensor(b):
+        from .arith import div
+        return div(a, b, rounding_mode="floor")
+    return _xp(a).floor_divide(a, b)
+
+
+def not_implemented(op):
+    """The backward of an op PyTorch cannot differentiate: its error."""
+    raise RuntimeError(f"derivative for {op} is not implemented")
+
+
 def zeros_like(t):
     a = _raw(t)
     return _like(t, _xp(a).zeros_like(a))
@@ -257,15 +277,17 @@ def place_at(g, indices, dim, keepdim, sizes):
     xp = _xp(ga)
     idx = _raw(indices) if keepdim else xp.expand_dims(_raw(indices), dim)
     positions = xp.arange(sizes[dim]).reshape([-1 if i == dim else 1 for i in range(len(sizes))])
-    return unsqueeze_dims(g, (dim,), keepdim) * _like(g, (positions == idx).astype(ga.dtype))
+    hit = positions == idx  # (a choice, not a product: an infinite g stays out of the others)
+    return where(_like(g, hit), unsqueeze_dims(g, (dim,), keepdim), 0.0)
 
 
-def ties_half(a, b):
-    """0 where b wins (a < b), 1/2 where a and b tie, else 1 (maximum/minimum).
-    A NaN wins against anything (it is the result), so both sides of a NaN get g."""
+def ties_half(g, a, b):
+    """g where a wins (a > b), g/2 where a and b tie, 0 where b wins (maximum and
+    minimum).  Written as a choice, not a product, so that an infinite g does not
+    turn the losers' 0 into NaN.  A NaN wins against anything (it is the
+    result), so both sides of a NaN get g."""
     x, y = _raw(a), _raw(b)
-    xp = _xp(x)
-    return _like(a, xp.where(x < y, 0.0, xp.where(x == y, 0.5, 1.0)).astype(x.dtype))
+    return where(x < y, 0.0, where(x == y, g * 0.5, g))
 
 
 def spread_to_extremes(g, self, result, dim, keepdim):
@@ -288,6 +310,8 @@ def product_of_others(self, result, dims):
         return result / self
     if dims == ():  # a product over no axis (a 0-d tensor): each "product" is x itself
         return _like(self, xp.ones_like(a))
+    if _is_tensor(self):  # create_graph: recorded, so it can be differentiated again
+        return _others_recorded(self, dims)
     axes = tuple(range(a.ndim)) if dims is None else dims
     flat_axis = a.ndim if len(axes) > 1 or dims is None else axes[0]
     if flat_axis == a.ndim:  # several axes: move them to the end and flatten them
@@ -299,6 +323,21 @@ def product_of_others(self, result, dims):
     else:
         others = _exclusive_products(a, flat_axis, xp)
     return _like(self, others)
+
+
+def _others_recorded(x, dims):
+    """product_of_others with Tensor operations: the reduced axes moved to the end
+    and flattened, each element's row repeated with a 1 in its own place, the
+    rows multiplied out (ProdBackward1), everything moved back."""
+    axes = list(range(x.ndim)) if dims is None else list(dims)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    moved = x.permute(*(rest + axes))
+    flat = moved.reshape(*moved.shape[:len(rest)], -1)
+    n = flat.shape[-1]
+    own = Tensor._make(_xp(x._data).eye(n, dtype=bool))
+    rows = flat.unsqueeze(-2).expand(*flat.shape[:-1], n, n)
+    others = where(own, 1.0, rows).prod(-1)
+    return others.reshape(*moved.shape).permute(*inverse_permutation(rest + axes))
 
 
 def _exclusive_products(a, axis, xp):
@@ -335,6 +374,46 @@ def slice_key(dim, start, end, step):
     return (slice(None),) * dim + (slice(start, end, step),)
 
 
+def threshold_backward(g, result, threshold):
+    """relu's gradient: g where the output is above the threshold, else 0 (a NaN
+    output passes g).  On Tensors it is recorded as PyTorch's
+    ThresholdBackwardBackward0, which depends on the output with derivative 0: a
+    second derivative is zeros, not None."""
+    if _is_tensor(g) or _is_tensor(result):
+        from .unary import threshold_backward as recorded
+        return recorded(g, result, threshold)
+    return _xp(g).where(result <= threshold, 0, g)
+
+
+def leaky_relu_backward(g, self, negative_slope):
+    """g where x > 0, g * slope elsewhere (recorded on Tensors as
+    LeakyReluBackwardBackward0, as in PyTorch)."""
+    if _is_tensor(g) or _is_tensor(self):
+        from .unary import leaky_relu_backward as recorded
+        return recorded(g, self, negative_slope)
+    return _xp(g).where(self > 0, g, g * negative_slope)
+
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def gelu_slope(x, approximate):
+    """d/dx gelu(x) = Φ(x) + x φ(x) (φ the normal density); for the tanh form the
+    derivative of 0.5 x (1 + tanh(k (x + c x³)))."""
+    if approximate == "tanh":
+        k, c = math.sqrt(2.0 / math.pi), 0.044715
+        u = k * (x + c * x * x * x)
+        t = u.tanh() if _is_tensor(u) else _xp(u).tanh(u)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)
+    if _is_tensor(x):
+        from .unary import erf
+        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2.0))))
+    else:
+        from .unary import _erf_array
+        cdf = 0.5 * (1 + _erf_array(x * (1 / math.sqrt(2.0))))
+    return cdf + x * exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+
+
 def zero_at(g, indices):
     """g with the entries at ``indices`` set to 0 (they were overwritten)."""
     ga = _raw(g)
@@ -347,6 +426,10 @@ def split_sizes(g, sizes, dim):
     """Cut g along ``dim`` into pieces of the given sizes (backward of cat)."""
     pieces, start = [], 0
     for s in sizes:
+        if s is None:  # a 1-D empty tensor that cat left out: an empty gradient
+            a = _raw(g)
+            pieces.append(_like(g, _xp(a).zeros((0,), dtype=a.dtype)))
+            continue
         key = (slice(None),) * (dim % g.ndim) + (slice(start, start + s),)
         pieces.append(g[key])
         start += s
@@ -382,14 +465,17 @@ _WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, wher
           squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
           product_of_others, mm_mat2_grad, count_of, select_key, slice_key, zero_at,
-          split_sizes, unbind, repeat_backward, inverse_permutation)
+          split_sizes, unbind, repeat_backward, inverse_permutation, floor_divide,
+          not_implemented, clamp_grad, threshold_backward, leaky_relu_backward, gelu_slope)
 
 
 def _install():
     from . import convert, indexing, loss
     ENV.update({fn.__name__: fn for fn in _WORDS})
+    ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
     ENV.update({
         "scale_for": loss.scale_for, "nll_grad": on_tensors(loss.nll_grad),
+        "weighted": loss.weighted,
         "to_device": on_tensors(convert.to_device),
         "gather_view": on_tensors(indexing.gather_view),
         "scatter_view": on_tensors(indexing.scatter_view),

@@ -14,6 +14,7 @@ import builtins
 from .. import backend
 from ..tensor import Tensor
 from ._rules import record, rule
+from ._warn import warn
 from .reduce import wrap_dim
 from .shape import AliasBackward0, _view, unsqueeze
 
@@ -23,14 +24,28 @@ def _is_basic(k) -> bool:
 
 
 def _as_index(k):
-    """A key element as numpy understands it (tensors become arrays)."""
+    """A key element as numpy understands it (tensors become arrays; a uint8
+    tensor is a mask, as PyTorch still reads it, with its deprecation warning)."""
     if isinstance(k, Tensor):
-        if k._data.ndim == 0 and k._data.dtype.kind in "iu":
-            return int(k._data)
-        return k._data
+        d = k._data
+        if d.dtype.kind == "u" and d.dtype.itemsize == 1:
+            warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                 "torch.bool instead.")
+            return d.astype(bool)
+        if d.ndim == 0 and d.dtype.kind in "iu":
+            return int(d)
+        return d
     if isinstance(k, (list, tuple)) and not isinstance(k, Tensor):
+        if not k:  # ``x[[]]``: no index at all (numpy would read a float array)
+            return backend.np.zeros(0, dtype=backend.int64.np)
         return backend.make_array(k)
     return k
+
+
+def _check_step(k) -> None:
+    if isinstance(k, slice) and k.step is not None and k.step <= 0:
+        raise ValueError("step must be greater than zero" if k.step else
+                         "slice step cannot be zero")
 
 
 def getitem(x, key):
@@ -39,6 +54,8 @@ def getitem(x, key):
     key = key if isinstance(key, tuple) else (key,)
     key = tuple(_as_index(k) for k in key)
     if not builtins.all(_is_basic(k) for k in key):
+        for k in key:
+            _check_step(k)
         try:
             data = x._data[key]
         except IndexError as err:  # numpy's words, made PyTorch's
@@ -52,6 +69,9 @@ def getitem(x, key):
             out._grad_fn._holds_tensors = True
         return out
     consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    if x.ndim == 0 and consuming == 1:  # (PyTorch reads a 0-d tensor's slice first)
+        for k in key:
+            _check_step(k)
     if consuming > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     t, dim = x, 0
@@ -62,6 +82,7 @@ def getitem(x, key):
             later = builtins.sum(1 for k2 in key[i + 1:] if k2 is not None and k2 is not Ellipsis)
             dim = t.ndim - later
         elif isinstance(k, slice):
+            _check_step(k)
             if k != slice(None):
                 t = _slice(t, dim, k)
             dim += 1
@@ -122,6 +143,10 @@ def narrow(x, dim, start, length):
 def index_put(x, indices, values, accumulate=False):
     """Out-of-place ``x[indices] = values`` for integer-array or mask keys."""
     from ._rules import as_tensor_pair
+    if not isinstance(values, Tensor):  # a number is written in x's type, as PyTorch does
+        from .shape import fill_value
+        values = Tensor._make(backend.xp_of(x._data).asarray(
+            fill_value(values, x._data.dtype)).astype(x._data.dtype))
     x, values, dx, dv = as_tensor_pair(x, values)
     out = dx.copy()
     try:

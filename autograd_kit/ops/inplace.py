@@ -31,16 +31,16 @@ def _check(t, args=()) -> None:
     _check_writeable(t)
     if not is_grad_enabled():
         return
-    check_view_inplace(t)  # (a view made by a Function, or one of several views)
+    check_view_inplace(t, args)  # (a view made by a Function, one of several views...)
     base = t._base
     if base is not None and t.__dict__.get("_no_grad_view") and (
-            base[0]._rg or any(isinstance(a, Tensor) and a._rg for a in args)):
+            base._rg or any(isinstance(a, Tensor) and a._rg for a in args)):
         # made under no_grad, changed with grad on: tracked or not? PyTorch refuses
         raise RuntimeError(errors.NO_GRAD_VIEW_INPLACE)
     if t._rg and t.grad_fn is None:
         raise errors.LeafInplaceError(t)
     base = t._base
-    if base is not None and base[0]._rg and base[0]._grad_fn is None:
+    if base is not None and base._rg and base._grad_fn is None:
         raise errors.LeafInplaceError(t, view=True)
 
 
@@ -97,11 +97,11 @@ def _castable(src, dst) -> bool:
 
 
 def _rebase_view(view, fn_node) -> None:
-    base, view_fn, _ = view._base
+    base, view_fn = view._base, view._view[0]
     cs = CopySlices(edge(base), view_fn, fn_node, base._data.shape)
-    base._grad_fn, base._rg = cs, True
-    view._grad_fn, view._rg = AsStridedBackward0((cs, 0), view_fn, base._data.shape), True
-    view._base = (base, view_fn, view._version)
+    base.grad_fn, base._rg = cs, True  # (the setter: retain_grad moves along)
+    view.grad_fn, view._rg = AsStridedBackward0((cs, 0), view_fn, base._data.shape), True
+    view._view = (view_fn, view._vcounter.value)
 
 
 class CopySlices(Node):

@@ -57,23 +57,36 @@ def check_targets(t, n_classes: int, ignore_index: int) -> None:
         raise IndexError(f"Target {int(t[xp.argmax(bad)])} is out of bounds.")
 
 
-def nll_loss(input, target, reduction: str = "mean", ignore_index: int = -100):
-    """-input[i, target[i]], averaged over the rows whose target is not ``ignore_index``."""
+def nll_loss(input, target, reduction: str = "mean", ignore_index: int = -100, weight=None):
+    """-weight[t] * input[i, t] for each row i and its target t; the mean divides
+    by the total weight of the rows that are not ``ignore_index`` (their count
+    without weights).  A 1-D input is one row without a batch dimension."""
     check_reduction(reduction)
     a, t = input._data, target._data
     xp = backend.xp_of(a)
-    check_targets(t, a.shape[1], ignore_index)
-    kept = t != ignore_index
-    rows = xp.arange(a.shape[0])
-    picked = xp.where(kept, -a[rows, xp.where(kept, t, 0)], 0).astype(a.dtype, copy=False)
+    rows_a, rows_t = (a.reshape(1, -1), t.reshape(1)) if a.ndim == 1 else (a, t)
+    check_targets(rows_t, rows_a.shape[1], ignore_index)
+    w = _row_weights(rows_t, ignore_index, weight, a.dtype, xp)
+    safe = xp.where(rows_t != ignore_index, rows_t, 0)
+    picked = xp.where(w != 0, -rows_a[xp.arange(rows_a.shape[0]), safe] * w, 0).astype(a.dtype)
     if reduction == "none":
-        out = picked
+        out = picked.reshape(t.shape)
     else:
         out = backend.reduce_sum(picked)
         if reduction == "mean":
-            out = out / a.dtype.type(int(backend.reduce_sum(kept)))  # (0 kept: NaN)
+            out = out / backend.reduce_sum(w)  # (0 kept: NaN)
     return record(NllLossBackward0, xp.asarray(out, dtype=a.dtype), (input,), target=target,
-                  reduction=reduction, ignore_index=ignore_index, self_sym_sizes=a.shape)
+                  weight=weight, reduction=reduction, ignore_index=ignore_index,
+                  self_sym_sizes=a.shape)
+
+
+def _row_weights(t, ignore_index, weight, dtype, xp):
+    """Each row's weight: weight[target] (1 without weights), 0 for an ignored row."""
+    kept = t != ignore_index
+    if weight is None:
+        return kept.astype(dtype)
+    w = weight._data if hasattr(weight, "_data") else weight
+    return xp.where(kept, w.astype(dtype)[xp.where(kept, t, 0)], 0).astype(dtype)
 
 
 def cross_entropy(input, target, reduction: str = "mean"):
@@ -81,21 +94,26 @@ def cross_entropy(input, target, reduction: str = "mean"):
     return nll_loss(log_softmax(input, 1), target, reduction)
 
 
-def binary_cross_entropy(input, target, reduction: str = "mean"):
+def binary_cross_entropy(input, target, reduction: str = "mean", weight=None):
     check_reduction(reduction)
     x, y, dx, dy = as_tensor_pair(input, target)
     if dx.shape != dy.shape:  # (PyTorch never broadcasts the target here)
         raise ValueError(f"Using a target size ({y.shape}) that is different to the input "
                          f"size ({x.shape}) is deprecated. Please ensure they have the same size.")
+    if dx.dtype.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
+                                  f"'{scalar_type_name(dx.dtype)}'")
     for name, d in (("input", dx), ("target", dy)):
         if d.size and not (d.min() >= 0 and d.max() <= 1):  # (NaN fails too)
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     xp = backend.xp_of(dx)
     eps_log = lambda v: xp.maximum(xp.log(v), -100)  # noqa: E731 - PyTorch clamps at -100
     values = -(dy * eps_log(dx) + (1 - dy) * eps_log(1 - dx))
-    out = xp.asarray(reduce_loss(values, reduction))
+    if weight is not None:
+        values = values * weight._data
+    out = xp.asarray(reduce_loss(values, reduction), dtype=dx.dtype)
     return record(BinaryCrossEntropyBackward0, out, (x, y), self=x, target=y,
-                  reduction=reduction)
+                  reduction=reduction, weight=weight)
 
 
 def scale_for(reduction: str, *inputs) -> float:
@@ -112,31 +130,38 @@ def scale_for(reduction: str, *inputs) -> float:
     return 1.0 / n if n else _NAN
 
 
-def nll_grad(g, target, reduction, sizes, ignore_index=-100):
-    """-1 (or -1/N) at each row's target class, 0 elsewhere and on ignored rows, times g."""
+def nll_grad(g, target, reduction, sizes, ignore_index=-100, weight=None):
+    """-weight[t] (divided by the total weight for a mean) at each row's target
+    class t, 0 elsewhere and on ignored rows, times g."""
     xp = backend.xp_of(g._data)
     t = target._data
-    kept = t != ignore_index
-    mask = xp.zeros(sizes, dtype=g._data.dtype)
-    if reduction == "mean":
-        count = int(backend.reduce_sum(kept))
-        step = 1.0 / count if count else _NAN
-    else:
-        step = 1.0
-    mask[xp.arange(sizes[0]), xp.where(kept, t, 0)] = xp.where(kept, -step, 0)
+    rows = (1, sizes[0]) if len(sizes) == 1 else tuple(sizes)
+    t = t.reshape(rows[0])
+    w = _row_weights(t, ignore_index, weight, g._data.dtype, xp)
+    if reduction == "mean":  # (a total weight of 0: NaN, but ignored rows get 0)
+        total = float(backend.reduce_sum(w))
+        w = xp.where(t != ignore_index, w / total if total else _NAN, 0).astype(w.dtype)
+    mask = xp.zeros(rows, dtype=g._data.dtype)
+    mask[xp.arange(rows[0]), xp.where(t != ignore_index, t, 0)] = -w
     if reduction == "none":
-        return g.unsqueeze(1) * Tensor._make(mask)
-    return g * Tensor._make(mask)
+        return (g.reshape(-1, 1) * Tensor._make(mask)).reshape(sizes)
+    return (g * Tensor._make(mask)).reshape(sizes)
+
+
+def weighted(x, weight):
+    return x if weight is None else x * weight
 
 
 MseLossBackward0 = rule(
     "MseLossBackward0", "self target reduction",
     self="g * 2 * (self - target) * scale_for(reduction, self, target)",
     target="-g * 2 * (self - target) * scale_for(reduction, self, target)")
-NllLossBackward0 = rule("NllLossBackward0", "target reduction ignore_index self_sym_sizes",
-                        self="nll_grad(g, target, reduction, self_sym_sizes, ignore_index)")
+NllLossBackward0 = rule("NllLossBackward0",
+                        "target weight reduction ignore_index self_sym_sizes",
+                        self="nll_grad(g, target, reduction, self_sym_sizes, ignore_index, weight)")
 BinaryCrossEntropyBackward0 = rule(
-    "BinaryCrossEntropyBackward0", "self target reduction",
-    self="g * (self - target) / clamp(self * (1 - self), min=1e-12)"
-         " * scale_for(reduction, self, target)",
-    target="g * (log(1 - self) - log(self)) * scale_for(reduction, self, target)")
+    "BinaryCrossEntropyBackward0", "self target reduction weight",
+    self="weighted(g * (self - target) / clamp(self * (1 - self), min=1e-12)"
+         " * scale_for(reduction, self, target), weight)",
+    target="weighted(g * (log(1 - self) - log(self)) * scale_for(reduction, self, target),"
+           " weight)")

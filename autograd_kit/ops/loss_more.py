@@ -39,7 +39,7 @@ def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reductio
     values = (1 - dy) * dx + log_weight * _softplus_neg(xp, dx)
     if weight is not None:
         values = values * weight._data
-    out = xp.asarray(reduce_loss(values, reduction)).astype(dx.dtype, copy=False)
+    out = xp.asarray(reduce_loss(values, reduction)).astype(x._data.dtype, copy=False)
     return record(BinaryCrossEntropyWithLogitsBackward0, out, (x, y), self=x, target=y,
                   weight=weight, pos_weight=pos_weight, reduction=reduction)
 
@@ -58,7 +58,7 @@ def smooth_l1_loss(input, target, reduction, beta):
     xp = backend.xp_of(d)
     a = xp.abs(d)
     values = xp.where(a < beta, 0.5 * d * d / (beta if beta else 1), a - 0.5 * beta)
-    out = xp.asarray(reduce_loss(values, reduction)).astype(d.dtype, copy=False)
+    out = xp.asarray(reduce_loss(values, reduction)).astype(d.dtype, copy=False)  # (promoted)
     return record(SmoothL1LossBackward0, out, (x, y), self=x, target=y, reduction=reduction,
                   beta=beta)
 
@@ -68,7 +68,7 @@ def huber_loss(input, target, reduction, delta):
     xp = backend.xp_of(d)
     a = xp.abs(d)
     values = xp.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    out = xp.asarray(reduce_loss(values, reduction)).astype(d.dtype, copy=False)
+    out = xp.asarray(reduce_loss(values, reduction)).astype(x._data.dtype, copy=False)  # (the input's: PyTorch's huber)
     return record(HuberLossBackward0, out, (x, y), self=x, target=y, reduction=reduction,
                   delta=delta)
 
@@ -79,7 +79,8 @@ def per_element(g, reduction, self, target):
     broadcast loss, g itself for a sum; for "none" g already has one per element."""
     if reduction != "mean":
         return g
-    return g * (1.0 / math.prod(backend.broadcast_shapes(self.shape, target.shape)))
+    n = math.prod(backend.broadcast_shapes(self.shape, target.shape))
+    return g * (1.0 / n if n else math.nan)  # (a mean of nothing is NaN)
 
 
 def sigmoid(x):

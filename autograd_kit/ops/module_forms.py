@@ -7,9 +7,11 @@ Nothing here computes anything new: each name calls an op defined elsewhere.
 """
 from __future__ import annotations
 
+from .. import backend
 from ..tensor import Tensor
+from . import arith, compare, convert, indexing
 from . import diagonal as _diag
-from . import ordering, unary, unary_more
+from . import ordering, shape, unary, unary_more
 from .arith import matmul
 from .inplace import make_inplace
 from .moments import moments
@@ -103,8 +105,29 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
                 device=device or self.device, requires_grad=requires_grad)
 
 
+def _new(self, *args, **kwargs):
+    """``x.new(...)``, the legacy constructor with x's dtype and device: ``new(2, 3)``
+    (a shape: zeros here, uninitialised in PyTorch), ``new([1, 2])`` (data),
+    ``new()`` (empty)."""
+    kwargs.setdefault("dtype", self.dtype)
+    kwargs.setdefault("device", self.device)
+    return Tensor(*args, **kwargs)
+
+
+def _addmm_method(self, mat1, mat2, *, beta=1, alpha=1):
+    return arith.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _split_with_sizes(self, split_sizes, dim=0):
+    return indexing.split(self, list(split_sizes), dim)
+
+
 METHODS = {
     **_INPLACE_METHODS,
+    **shape.INPLACE_VIEWS,
+    "erf": unary.erf, "new": _new, "type_as": lambda self, other: convert.to(self, other.dtype),
+    "addmm": _addmm_method, "split_with_sizes": _split_with_sizes,
+    "swapdims": shape.swapdims, "swapaxes": shape.swapdims,
     "diagonal": _diag.diagonal, "diag": _diag.diag, "trace": _diag.trace,
     "tril": _diag.tril, "triu": _diag.triu,
     "sort": ordering.sort, "argsort": ordering.argsort, "median": ordering.median,
@@ -119,6 +142,13 @@ METHODS = {
 
 FUNCTIONS = {
     **inplace_functions,
+    "erf": unary.erf, "true_divide": arith.div, "floor_divide": arith.floor_divide,
+    "remainder": arith.remainder, "atan2": arith.atan2,
+    "logical_and": compare.logical_and, "logical_or": compare.logical_or,
+    "logical_xor": compare.logical_xor, "bitwise_not": compare.bitwise_not,
+    "any": compare.any, "all": compare.all, "searchsorted": ordering.searchsorted,
+    "masked_fill": shape.masked_fill, "swapdims": shape.swapdims, "swapaxes": shape.swapdims,
+    "split_with_sizes": _split_with_sizes,
     "var_mean": var_mean, "std_mean": std_mean, "dstack": dstack, "mv": mv, "outer": outer,
     "ger": outer, "bmm": bmm,
     "diagonal": _diag.diagonal, "diag": _diag.diag, "trace": _diag.trace, "tril": _diag.tril,

@@ -16,6 +16,8 @@ what the other needs, as in PyTorch.
 """
 from __future__ import annotations
 
+import warnings
+
 from ..grad_mode import is_grad_enabled, no_grad
 from ..graph import SavedTensor, edge
 from ..multi_output import MultiOutputNode
@@ -41,7 +43,9 @@ class _MomentsBackward(MultiOutputNode):
         if spread is not None:
             spread = unsqueeze_dims(spread, dims, keepdim)
             if self.is_std:  # d s = d v / (2 s): the variance's own rule after that
-                s = ((centred * centred).sum(dims, True) / (n - c)).sqrt()
+                with warnings.catch_warnings():  # (forward said it already)
+                    warnings.simplefilter("ignore", UserWarning)
+                    s = x.std(dims, keepdim=True, correction=c)  # (wide: no overflow)
                 spread = div_or_zero(spread, 2 * s)
             grad = spread * 2 * centred / (n - c)
         if g_mean is not None:

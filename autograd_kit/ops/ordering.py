@@ -44,7 +44,7 @@ def _stable_order(a, dim, descending):
     xp = backend.xp_of(a)
     if not descending:
         return xp.argsort(a, axis=dim, kind="stable")
-    if a.dtype.kind == "b":
+    if a.dtype.kind in "bu":  # (-a of an unsigned type wraps around)
         a = a.astype(backend.int64.np)
     # descending and stable: sort the negated values (NaN stays NaN: put it first)
     key = xp.where(xp.isnan(a), -xp.inf, -a) if a.dtype.kind in "fc" else -a
@@ -87,13 +87,17 @@ def median(x, dim=None, keepdim=False):
     a = x._data
     xp = backend.xp_of(a)
     if dim is None:
+        if a.dtype.kind == "b":
+            raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
         flat = a.reshape(-1)
         if flat.size == 0:
             return record(MedianBackward0, xp.asarray(xp.nan, dtype=a.dtype), (x,), self=x,
                           result=RESULT)
         values, _ = _median_along(flat, 0)
         return record(MedianBackward0, values, (x,), self=x, result=RESULT)
-    d = wrap_dim(dim, a.ndim) if a.ndim else 0
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    d = wrap_dim(dim, a.ndim) if a.ndim else wrap_dim(dim, 0) * 0
     if a.ndim == 0:
         values, idx = a.copy(), xp.zeros((), backend.int64.np)
     else:
@@ -119,6 +123,50 @@ def _median_along(a, d):
         middle = xp.where(xp.expand_dims(nan.any(axis=d), d), first_nan, middle)
     values = xp.take_along_axis(a, middle, d).squeeze(d)
     return values, middle.squeeze(d).astype(backend.int64.np)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,  # noqa: A002
+                 side=None, sorter=None):
+    """Where each value of ``input`` would go in ``sorted_sequence`` (sorted along its
+    last dimension) to keep it sorted: the index of the first element >= the
+    value (> with ``right=True`` or ``side="right"``).  A sequence of several
+    dimensions is searched row by row, its leading dims matching input's."""
+    seq = sorted_sequence._data
+    xp = backend.xp_of(seq)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to "
+                               "opposites, got side of left while right was True")
+        right = side == "right"
+    if isinstance(input, Tensor):
+        values = input._data
+    else:
+        if seq.ndim != 1:
+            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
+                               "boundaries tensor dimension is 1, but we got boundaries tensor "
+                               f"dim({seq.ndim}) and input value's dim(0) numel(1)")
+        values = xp.asarray(input)
+    if sorter is not None:
+        seq = xp.take_along_axis(seq, sorter._data, -1)
+    if seq.ndim > 1 and (values.ndim != seq.ndim or values.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           "the first N-1 dimensions of boundaries tensor and input value "
+                           f"tensor must match, but we got boundaries tensor {list(seq.shape)} "
+                           f"and input value tensor {list(values.shape)}")
+    how = "right" if right else "left"
+    dt = backend.promote(seq, values)
+    seq, values = seq.astype(dt, copy=False), values.astype(dt, copy=False)
+    if seq.ndim <= 1:
+        out = xp.searchsorted(seq.reshape(-1), values, side=how)
+    else:
+        rows, vals = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+        out = xp.stack([xp.searchsorted(r, v, side=how) for r, v in zip(rows, vals)]) \
+            .reshape(values.shape) if rows.shape[0] else xp.zeros(values.shape, "int64")
+    out = xp.asarray(out).astype(backend.int32.np if out_int32 else backend.int64.np)
+    return Tensor._make(out)
 
 
 # ------------------------------------------------- words of the formulas ---

@@ -9,11 +9,12 @@ spreading.
 from __future__ import annotations
 
 import builtins
-import warnings
 from collections import namedtuple
 
 from ._rules import RESULT, record, rule
+from ._warn import warn
 from .. import backend, errors
+from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor, scalar_type_name
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -49,9 +50,20 @@ def _sum_dtype(a):
     return backend.int64.np if a.dtype.kind in "biu" else None
 
 
+def check_grad_dtype(x, dt) -> None:
+    """A reduction asked for an integer result of a tensor that requires grad:
+    PyTorch refuses (no gradient can flow through integers)."""
+    if dt is not None and dt.kind not in "fc" and x.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(dt)}")
+
+
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's name
     a = x._data
-    dt = backend.np_dtype(dtype) if dtype is not None else _sum_dtype(a)
+    if dtype is not None:
+        dt = backend.np_dtype(dtype)
+        check_grad_dtype(x, dt)
+    else:
+        dt = _sum_dtype(a)
     if dim is None and not keepdim:
         return record(SumBackward0, _sum(a, None, dt), (x,), self_sym_sizes=a.shape)
     dims = normalize_dims(dim, a.ndim)
@@ -137,27 +149,42 @@ def _extreme(x, dim, keepdim, which: str):
     return values_indices(values, indices)
 
 
+def _check_dim_arg(name, x, dim):
+    if dim is not None and not isinstance(dim, builtins.int):  # max(x, 2.0): no such form
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(dim).__name__})")
+
+
 def max(x, dim=None, keepdim=False):  # noqa: A001
     """``max()`` of everything, ``max(dim)`` -> (values, indices), or ``max(a, b)``."""
     if isinstance(dim, Tensor):
         return maximum(x, dim)
+    _check_dim_arg("max", x, dim)
     return _extreme(x, dim, keepdim, "max")
 
 
 def min(x, dim=None, keepdim=False):  # noqa: A001
     if isinstance(dim, Tensor):
         return minimum(x, dim)
+    _check_dim_arg("min", x, dim)
     return _extreme(x, dim, keepdim, "min")
+
+
+def _two_tensors(name, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type(other).__name__}")
 
 
 def maximum(a, b):
     from .arith import _binary
+    _two_tensors("maximum", b)
     return _binary(MaximumBackward0, lambda p, q: backend.xp_of(p).maximum(p, q), a, b,
                    ("self", "other"))
 
 
 def minimum(a, b):
     from .arith import _binary
+    _two_tensors("minimum", b)
     return _binary(MinimumBackward0, lambda p, q: backend.xp_of(p).minimum(p, q), a, b,
                    ("self", "other"))
 
@@ -202,28 +229,33 @@ def _variance(name, x, dim, unbiased, keepdim, correction):
     for d in dims:
         n *= a.shape[d]
     if n:
-        dev = a - backend.reduce_mean(a, dims, True)
+        wide = a.astype(backend.float64.np) if a.dtype.kind == "f" and a.dtype.itemsize < 8 \
+            else a
+        dev = wide - backend.reduce_mean(wide, dims, True)
     else:
         dev = a
+    if dev.dtype.kind == "f" and dev.dtype.itemsize < 8:
+        dev = dev.astype(backend.float64.np)  # squares of 1e20 fit (PyTorch: a wider sum)
     kept = 1
     for d in range(a.ndim):
         kept *= 1 if d in dims else a.shape[d]
     if a.size / builtins.max(kept, 1) - c <= 0:  # (PyTorch's count: numel in / numel out)
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
-                      "less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+        warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+             "less than the reduction factor (input numel divided by output numel).")
     out = _sum(dev * dev, dims, None, keepdim) / builtins.max(n - c, 0)
-    return backend.xp_of(a).asarray(out, dtype=a.dtype), dims, c
+    return backend.xp_of(a).asarray(out), dims, c  # (the caller casts to a's dtype)
 
 
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     out, dims, c = _variance("var", x, dim, unbiased, keepdim, correction)
+    out = out.astype(x._data.dtype, copy=False)
     return record(VarBackward0, out, (x,), self=x, dim=dims, correction=c, keepdim=keepdim)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     out, dims, c = _variance("std", x, dim, unbiased, keepdim, correction)
-    out = backend.xp_of(out).sqrt(out)
+    out = backend.xp_of(out).sqrt(out).astype(x._data.dtype, copy=False)  # (sqrt first:
+    # the variance of float16 values may not fit a float16, their std does)
     return record(StdBackward0, out, (x,), self=x, dim=dims, correction=c, keepdim=keepdim,
                   result=RESULT)
 
@@ -280,10 +312,21 @@ def logsumexp(x, dim, keepdim=False):
                   keepdim=keepdim)
 
 
-def prod(x, dim=None, keepdim=False):
+def prod(x, dim=None, keepdim=False, *, dtype=None):
+    """The product of the elements (along one ``dim``); integers and booleans
+    multiply in int64, as in PyTorch."""
     a = x._data
+    if dtype is not None:
+        dt = backend.np_dtype(dtype)
+        check_grad_dtype(x, dt)
+        a = a.astype(dt, copy=False)
+    elif a.dtype.kind in "biu":
+        a = a.astype(backend.int64.np)
     if dim is None:
         return record(ProdBackward0, backend.reduce_prod(a), (x,), self=x, result=RESULT)
+    if not isinstance(dim, builtins.int):
+        raise TypeError(f"prod() received an invalid combination of arguments - got "
+                        f"({type(dim).__name__}), but expected (int dim, bool keepdim)")
     dims = normalize_dims(dim, a.ndim)
     out = backend.reduce_prod(a, dims, keepdim)
     return record(ProdBackward1, out, (x,), self=x, result=RESULT, dim=dims, keepdim=keepdim)
@@ -297,6 +340,9 @@ def norm(x, p=2, dim=None, keepdim=False, dtype=None):
         p = 2
     if dtype is not None:
         a = a.astype(backend.np_dtype(dtype))
+    half = a.dtype.itemsize < 4 and a.dtype.kind == "f"
+    if half:  # float16 is summed in float32 (|x|^p would overflow), as in PyTorch
+        a = a.astype(backend.float32.np)
     if a.dtype.kind not in "fc":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {scalar_type_name(a.dtype)}")
@@ -321,7 +367,8 @@ def norm(x, p=2, dim=None, keepdim=False, dtype=None):
             out = _sum(m, dims, None, keepdim)
         else:
             out = _sum(m ** p, dims, None, keepdim) ** (1.0 / p)
-    return record(LinalgVectorNormBackward0, xp.asarray(out, dtype=a.dtype), (x,), self=x,
+    return record(LinalgVectorNormBackward0,
+                  xp.asarray(out, dtype=x._data.dtype if half else a.dtype), (x,), self=x,
                   result=RESULT, ord=float(p), dim=dims, keepdim=keepdim)
 
 
@@ -340,9 +387,9 @@ MaxBackward0 = rule("MaxBackward0", "indices dim keepdim self_sym_sizes",
 MinBackward0 = rule("MinBackward0", "indices dim keepdim self_sym_sizes",
                     self="place_at(g, indices, dim, keepdim, self_sym_sizes)")
 MaximumBackward0 = rule("MaximumBackward0", "self other",
-                        self="g * ties_half(self, other)", other="g * ties_half(other, self)")
+                        self="ties_half(g, self, other)", other="ties_half(g, other, self)")
 MinimumBackward0 = rule("MinimumBackward0", "self other",
-                        self="g * ties_half(other, self)", other="g * ties_half(self, other)")
+                        self="ties_half(g, other, self)", other="ties_half(g, self, other)")
 AmaxBackward0 = rule("AmaxBackward0", "self result dim keepdim",
                      self="spread_to_extremes(g, self, result, dim, keepdim)")
 AminBackward0 = rule("AminBackward0", "self result dim keepdim",

@@ -6,14 +6,16 @@ gradient back the same way: ``transpose`` transposes g, ``reshape`` reshapes it,
 
 Many of them return *views*: tensors sharing memory (and the version counter)
 with their input.  A view remembers its base and how to take the same view of
-any array (``_base = (base, view_fn)``), which in-place operations on views
+any array (``_base``, ``_view``: see ``graph.make_view``), which in-place operations on views
 need (see ``inplace.py``).
 """
 from __future__ import annotations
 
 import builtins
+import math
 from types import SimpleNamespace
 
+from ..graph import make_view
 from ..grad_mode import is_grad_enabled
 from ._rules import as_tensor_pair, check_broadcast, record, rule
 from .. import backend
@@ -25,14 +27,7 @@ def _view(node, x, out, view_fn, **saved):
     """Record a shape op; when its result shares memory with ``x``, make it a view."""
     t = record(node, out, (x,), **saved)
     if backend.xp_of(out).may_share_memory(out, x._data):
-        t._vc = x._vc
-        if x._base is None:
-            t._base = (x, view_fn, t._vc.value)
-        else:
-            root, prev, _ = x._base
-            t._base = (root, lambda a, prev=prev, fn=view_fn: fn(prev(a)), t._vc.value)
-        if not is_grad_enabled():  # changing it in place with grad on is refused
-            t.__dict__["_no_grad_view"] = True
+        make_view(t, x, view_fn, node)  # (base, version counter, how it was made)
     return t
 
 
@@ -63,7 +58,7 @@ def reshape(x, *shape):
     except ValueError:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                            f"{x._data.size}") from None
-    if not backend.xp_of(out).may_share_memory(out, x._data):
+    if x._data.size and not backend.xp_of(out).may_share_memory(out, x._data):
         return record(UnsafeViewBackward0, out, (x,), self_sym_sizes=x._data.shape)
     return _view(ViewBackward0, x, out, lambda a, s=shape: a.reshape(s),
                  self_sym_sizes=x._data.shape)
@@ -109,6 +104,8 @@ def t(x):
 
 
 def permute(x, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     if len(dims) != x.ndim:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
@@ -136,12 +133,27 @@ def flip(x, *dims):
 
 def T(x):
     """``x.T``: all dimensions reversed (a permute in PyTorch's graph)."""
-    if x.ndim < 2:
+    if x.ndim != 2:
+        from ._warn import warn
+        if x.ndim == 0:
+            warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                 "these cases.")
+        elif x.ndim > 2:
+            warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                 "is deprecated and it will throw an error in a future release. Consider "
+                 "`x.mT` to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - "
+                 "1, -1, -1))` to reverse the dimensions of a tensor.")
+    if x.ndim == 0:
         return x
     return permute(x, *reversed(range(x.ndim)))
 
 
 def mT(x):
+    if x.ndim == 0:
+        return transpose(x, -1, -1)
+    if x.ndim == 1:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {x.ndim}-D tensor.")
     return transpose(x, -2, -1)
 
 
@@ -166,6 +178,8 @@ def unsqueeze(x, dim):
 
 
 def expand(x, *sizes):
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
     a = x._data
     lead = len(sizes) - a.ndim
@@ -213,6 +227,66 @@ def repeat(x, *repeats):
     return record(RepeatBackward0, out, (x,), repeats=repeats, self_sym_sizes=x._data.shape)
 
 
+def swapdims(x, dim0, dim1):
+    """Another name of ``transpose``."""
+    return transpose(x, dim0, dim1)
+
+
+# ------------------------------------------- in-place view changes: t_... --
+def _t_array(a):
+    if a.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return a.T, {}, lambda b: b.T
+
+
+def _transpose_array(a, dim0, dim1):
+    d0, d1 = wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)
+    fn = (lambda b: b.swapaxes(d0, d1)) if a.ndim > 1 else (lambda b: b)
+    return fn(a), {"dim0": d0, "dim1": d1}, fn
+
+
+def _squeeze_array(a, dim=None):
+    if dim is None:
+        shape = tuple(s for s in a.shape if s != 1)
+        return a.reshape(shape), {"self_sym_sizes": a.shape}, lambda b: b.reshape(shape)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(wrap_dim(d, a.ndim) for d in dims)
+    shape = tuple(s for i, s in enumerate(a.shape) if not (i in dims and s == 1))
+    return a.reshape(shape), {"dim": dims, "self_sym_sizes": a.shape}, \
+        lambda b: b.reshape(shape)
+
+
+def _unsqueeze_array(a, dim):
+    d = wrap_dim(dim, a.ndim + 1)
+    xp = backend.xp_of(a)
+    return xp.expand_dims(a, d), {"dim": d}, lambda b: xp.expand_dims(b, d)
+
+
+def _inplace_view(make, node):
+    """``x.t_()``, ``x.unsqueeze_(0)``...: x itself becomes the view (the same
+    memory seen with another shape).  Checked as any in-place op (a leaf that
+    requires grad is refused); the version counter moves on, and x's history
+    gets the view's node (TBackward1, UnsqueezeBackward1...)."""
+    def method(self, *args, **kwargs):
+        from .. import errors
+        from .inplace import _check
+        try:
+            _check(self)
+            new, saved, view_fn = make(self._data, *args, **kwargs)
+        except Exception as err:
+            raise errors.short(err)
+        if is_grad_enabled() and self.requires_grad:
+            cls = node or (SqueezeBackward4 if "dim" in saved else SqueezeBackward3)
+            self._grad_fn = record(cls, new, (self,), **saved)._grad_fn
+        self._data = new
+        self._vc.value += 1
+        if self._base is not None:
+            prev = self._view[0]
+            self._view = (lambda a, prev=prev, fn=view_fn: fn(prev(a)), self._vc.value)
+        return self
+    return method
+
+
 # ------------------------------------------------------------------ joining --
 def _cat_axis(tensors, dim) -> int:
     """The axis ``cat`` joins along, after PyTorch's checks, in PyTorch's words:
@@ -241,14 +315,36 @@ def _cat_axis(tensors, dim) -> int:
 
 def cat(tensors, dim=0):
     tensors = list(tensors)
+    if tensors:  # PyTorch's legacy rule: a 1-D empty tensor is left out
+        kept = [t_ for t_ in tensors if t_._data.shape != (0,)]
+        if len(kept) < len(tensors):
+            return _cat_without_empty(tensors, kept, dim)
     d = _cat_axis(tensors, dim)
     xp = backend.xp_of(tensors[0]._data)
     dt = tensors[0]._data.dtype
-    for t_ in tensors[1:]:
-        dt = backend.promote(tensors[0]._data, t_._data) if t_._data.dtype != dt else dt
+    for t_ in tensors[1:]:  # every tensor counts alike (dims do not matter here)
+        if t_._data.dtype != dt:
+            dt = backend.promote_types(dt, t_._data.dtype)
     out = xp.concatenate([t_._data.astype(dt, copy=False) for t_ in tensors], axis=d)
     return record(CatBackward0, out, tensors, dim=d,
                   sizes=tuple(t_._data.shape[d] for t_ in tensors))
+
+
+def _cat_without_empty(tensors, kept, dim):
+    """``cat`` when some tensors are 1-D and empty: they take part in the type
+    promotion only (and receive an empty gradient)."""
+    dt = tensors[0]._data.dtype
+    for t_ in tensors[1:]:
+        if t_._data.dtype != dt:
+            dt = backend.promote_types(dt, t_._data.dtype)
+    if not kept:
+        out = backend.xp_of(tensors[0]._data).zeros((0,), dtype=dt)
+        return record(CatBackward0, out, tensors, dim=0, sizes=(0,) * len(tensors))
+    d = _cat_axis(kept, dim)
+    xp = backend.xp_of(kept[0]._data)
+    out = xp.concatenate([t_._data.astype(dt, copy=False) for t_ in kept], axis=d)
+    sizes = tuple(None if t_._data.shape == (0,) else t_._data.shape[d] for t_ in tensors)
+    return record(CatBackward0, out, tensors, dim=d, sizes=sizes)
 
 
 concat = concatenate = cat
@@ -267,8 +363,8 @@ def stack(tensors, dim=0):
     d = wrap_dim(dim, len(first) + 1)
     dt = tensors[0]._data.dtype
     for t_ in tensors[1:]:  # PyTorch's promotion (numpy's would widen float32 + int64)
-        dt = backend.promote(tensors[0]._data.astype(dt, copy=False), t_._data) \
-            if t_._data.dtype != dt else dt
+        if t_._data.dtype != dt:
+            dt = backend.promote_types(dt, t_._data.dtype)
     out = backend.xp_of(tensors[0]._data).stack(
         [t_._data.astype(dt, copy=False) for t_ in tensors], axis=d)
     return record(StackBackward0, out, tensors, dim=d)
@@ -291,8 +387,10 @@ def vstack(tensors):
 def where(condition, a=None, b=None):
     """Elementwise choice: a where condition holds, else b."""
     if a is None and b is None:
-        return tuple(Tensor._make(i) for i in backend.xp_of(condition._data).nonzero(
-            condition._data))
+        c = condition._data
+        xp = backend.xp_of(c)
+        return tuple(Tensor._make(i.astype(backend.int64.np)) for i in
+                     xp.nonzero(c if c.ndim else c.reshape(1)))
     a, b, da, db = as_tensor_pair(a, b)
     cond = condition._data if isinstance(condition, Tensor) else backend.as_array(condition)
     if cond.dtype.kind != "b":
@@ -312,20 +410,58 @@ _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "in
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
 
 
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+            "int64": "int64_t", "float16": "c10::Half", "bool": "bool"}
+
+
+def fill_value(value, dtype):
+    """A Python number as an element of ``dtype`` (PyTorch's conversion: a float
+    into an integer tensor is truncated, unless it does not fit)."""
+    xp = backend.np
+    if dtype.kind in "iu":
+        info = xp.iinfo(dtype)
+        v = value if isinstance(value, (int, bool)) else float(value)
+        low = -info.max - 1 if dtype.kind == "u" and isinstance(v, int) else info.min  # (wraps)
+        if isinstance(v, float) and not math.isfinite(v) or not low <= v <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
+                               "without overflow")
+        return int(v) % (info.max + 1) if dtype.kind == "u" else int(v)
+    if dtype.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and \
+            abs(value) > xp.finfo(dtype).max:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dtype.name, 'float')}"
+                           " without overflow")
+    return value
+
+
 def masked_fill(x, mask, value):
-    """x with ``value`` where mask is True; the gradient passes where it is False."""
-    x, v, dx, dv = as_tensor_pair(x, value)
+    """x with ``value`` where mask is True; the gradient passes where it is False.
+    The result keeps x's dtype (the value is converted to it)."""
+    dx = x._data
     m = mask._data if isinstance(mask, Tensor) else backend.as_array(mask)
     if m.dtype.kind != "b":
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}")
+    xp = backend.xp_of(dx)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        dv = value._data
+        if dx.dtype.kind in "iub" and dv.dtype.kind == "f":
+            fill_value(float(dv), dx.dtype)  # (refused if it does not fit)
+        dv = dv.astype(dx.dtype)
+    else:
+        dv = xp.asarray(fill_value(value, dx.dtype)).astype(dx.dtype)
     try:
-        out = backend.xp_of(dx).where(m, dv, dx)
+        out = xp.where(m, dv, dx)
     except ValueError:
         check_broadcast(m, dx)
         raise
-    return record(MaskedFillBackward0, out, (x, v) if isinstance(value, Tensor) else (x,),
-                  mask=Tensor._make(m))
+    if isinstance(value, Tensor):
+        if out.dtype.kind not in "fc" and value.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(out.dtype)}")
+        return record(MaskedFillBackward1, out, (x, value), mask=Tensor._make(m))
+    return record(MaskedFillBackward0, out, (x,), mask=Tensor._make(m))
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
@@ -335,6 +471,21 @@ UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self_sym_sizes",
 AliasBackward0 = rule("AliasBackward0", "", self="g")
 TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="transpose(g, dim0, dim1)")
 TBackward0 = rule("TBackward0", "", self="t(g)")
+# the in-place forms t_(), transpose_(), squeeze_(), unsqueeze_() (PyTorch's names)
+TBackward1 = rule("TBackward1", "", self="t(g)")
+TransposeBackward1 = rule("TransposeBackward1", "dim0 dim1", self="transpose(g, dim0, dim1)")
+SqueezeBackward3 = rule("SqueezeBackward3", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
+SqueezeBackward4 = rule("SqueezeBackward4", "dim self_sym_sizes",
+                        self="reshape(g, self_sym_sizes)")
+UnsqueezeBackward1 = rule("UnsqueezeBackward1", "dim", self="squeeze(g, dim)")
+INPLACE_VIEWS = {
+    "t_": _inplace_view(_t_array, TBackward1),
+    "transpose_": _inplace_view(_transpose_array, TransposeBackward1),
+    "swapdims_": _inplace_view(_transpose_array, TransposeBackward1),
+    "swapaxes_": _inplace_view(_transpose_array, TransposeBackward1),
+    "squeeze_": _inplace_view(_squeeze_array, None),
+    "unsqueeze_": _inplace_view(_unsqueeze_array, UnsqueezeBackward1),
+}
 PermuteBackward0 = rule("PermuteBackward0", "dims", self="permute(g, inverse_permutation(dims))")
 FlipBackward0 = rule("FlipBackward0", "dims", self="flip(g, dims)")
 SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
@@ -346,8 +497,9 @@ CloneBackward0 = rule("CloneBackward0", "", self="g")
 RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
                        self="repeat_backward(g, repeats, self_sym_sizes)")
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
-MaskedFillBackward0 = rule("MaskedFillBackward0", "mask",
-                          self="where(mask, 0.0, g)", value="sum(where(mask, g, 0.0))")
+MaskedFillBackward0 = rule("MaskedFillBackward0", "mask", self="where(mask, 0.0, g)")
+MaskedFillBackward1 = rule("MaskedFillBackward1", "mask",
+                           self="where(mask, 0.0, g)", value="sum(where(mask, g, 0.0))")
 StackBackward0 = rule("StackBackward0", "dim", variadic="unbind(g, dim)")
 WhereBackward0 = rule("WhereBackward0", "condition",
                       self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")

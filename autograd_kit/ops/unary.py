@@ -7,8 +7,11 @@ saves ``result`` instead of ``self``.
 """
 from __future__ import annotations
 
+import math
+
 from ._rules import RESULT, record, rule
 from .. import backend
+from ..tensor import scalar_type_name
 
 
 def _xp(t):
@@ -48,7 +51,17 @@ def sigmoid(x):
 
 
 def relu(x):
-    return record(ReluBackward0, _xp(x).maximum(x._data, 0), (x,), result=RESULT)
+    out = _xp(x).maximum(x._data, 0)
+    if out.dtype is not x._data.dtype and x._data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return record(ReluBackward0, out, (x,), result=RESULT)
+
+
+def _floats_only(x, kernel):
+    """PyTorch's refusal of an integer or boolean input to a float-only kernel."""
+    if x._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(x._data.dtype)}'")
 
 
 def sqrt(x):
@@ -83,16 +96,24 @@ def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
     for bound in (min, max):
         if bound is not None and not hasattr(bound, "_data"):
             dt = backend.promote(d.astype(dt, copy=False), backend.scalar_array(bound, d))
+    if dt.kind in "iu" and d.dtype == dt:  # integer bounds in the tensor's type (wrapped)
+        min, max = (None if v is None else backend.scalar_array(v, d) for v in (min, max))
     out = _xp(x).clip(d, min, max).astype(dt, copy=False)
     return record(ClampBackward1, out, (x,), self=x, min=min, max=max)
 
 
 def clamp_min(x, min):  # noqa: A002
-    return clamp(x, min=min)
+    out = clamp(x, min=min)  # (its own node in PyTorch: ClampMinBackward0)
+    if out._grad_fn is not None:
+        out = record(ClampMinBackward0, out._data, (x,), self=x, min=min)
+    return out
 
 
 def clamp_max(x, max):  # noqa: A002
-    return clamp(x, max=max)
+    out = clamp(x, max=max)
+    if out._grad_fn is not None:
+        out = record(ClampMaxBackward0, out._data, (x,), self=x, max=max)
+    return out
 
 
 def sign(x):
@@ -104,21 +125,132 @@ def sign(x):
 
 
 def floor(x):
+    if x._data.dtype.kind == "b":
+        raise NotImplementedError("\"floor_vml_cpu\" not implemented for 'Bool'")
     return record(FloorBackward0, _xp(x).floor(x._data), (x,))
 
 
 def ceil(x):
+    if x._data.dtype.kind == "b":
+        raise NotImplementedError("\"ceil_vml_cpu\" not implemented for 'Bool'")
     return record(CeilBackward0, _xp(x).ceil(x._data), (x,))
 
 
 def round(x, decimals=0):  # noqa: A001
-    return record(RoundBackward0, _xp(x).round(x._data, decimals), (x,))
+    if x._data.dtype.kind == "b" or (decimals and x._data.dtype.kind != "f"):
+        raise NotImplementedError(f'"round_cpu" not implemented for '
+                                  f"'{scalar_type_name(x._data.dtype)}'")
+    return record(RoundBackward1 if decimals else RoundBackward0,
+                  _xp(x).round(x._data, decimals), (x,))
+
+
+def positive(x):
+    """``+x``: x itself (refused for booleans, as in PyTorch)."""
+    if x._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
 
 
 def leaky_relu(x, negative_slope=0.01):
+    _floats_only(x, "leaky_relu_cpu")
     xp = _xp(x)
     out = xp.where(x._data > 0, x._data, x._data * negative_slope).astype(x._data.dtype)
     return record(LeakyReluBackward0, out, (x,), self=x, negative_slope=negative_slope)
+
+
+def leaky_relu_into(x, negative_slope=0.01):
+    """The value of the in-place form ``leaky_relu_``: its node keeps the output
+    (LeakyReluBackward1), as in PyTorch, since the input is overwritten."""
+    _floats_only(x, "leaky_relu_cpu")
+    xp = _xp(x)
+    out = xp.where(x._data > 0, x._data, x._data * negative_slope).astype(x._data.dtype)
+    return record(LeakyReluBackward1, out, (x,), result=RESULT, negative_slope=negative_slope)
+
+
+# -- recorded backward steps (what a second derivative differentiates) --------
+def threshold_backward(g, result, threshold):
+    """relu's gradient on Tensors: g where the output is above the threshold."""
+    out = _xp(g).where(result._data <= threshold, 0, g._data)
+    return record(ThresholdBackwardBackward0, out, (g, result), self=result,
+                  threshold=threshold)
+
+
+def leaky_relu_backward(g, x, negative_slope):
+    out = _xp(g).where(x._data > 0, g._data, g._data * negative_slope)
+    return record(LeakyReluBackwardBackward0, out, (g, x), self=x,
+                  negative_slope=negative_slope)
+
+
+# -- more activations: softplus, elu, gelu -----------------------------------
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + e^(βx)) / β, smooth relu; x itself where βx > threshold."""
+    _floats_only(x, "softplus_cpu")
+    a = x._data
+    xp = _xp(x)
+    z = a * beta
+    out = xp.where(z > threshold, a, xp.log1p(xp.exp(xp.minimum(z, threshold))) / beta)
+    return record(SoftplusBackward0, out.astype(a.dtype, copy=False), (x,), self=x, beta=beta,
+                  threshold=threshold)
+
+
+def elu(x, alpha=1.0):
+    """x where x > 0, α(e^x - 1) elsewhere."""
+    _floats_only(x, "elu_cpu")
+    a = x._data
+    xp = _xp(x)
+    out = xp.where(a > 0, a, alpha * xp.expm1(xp.minimum(a, 0)))
+    return record(EluBackward0, out.astype(a.dtype, copy=False), (x,), self=x, alpha=alpha)
+
+
+def erf(x):
+    """The error function, 2/√π ∫_0^x e^(-t²) dt (Python's math.erf, element by element)."""
+    a = _float(x)
+    return record(ErfBackward0, _erf_array(a), (x,), self=x)
+
+
+def _erf_array(a):
+    if not backend.is_array(a):  # (a numpy scalar, from arithmetic on 0-d arrays)
+        a = backend.np.asarray(a)
+    if a.__class__ is backend.ndarray:
+        return backend.np.asarray(backend.np.frompyfunc(math.erf, 1, 1)(a)).astype(a.dtype) \
+            if a.size else a.copy()
+    return _erf_series(a)
+
+
+def _erf_series(a):
+    """erf on any array module, from its series with positive terms only,
+    erf(x) = 2/√π e^(-x²) Σ 2ⁿ x^(2n+1) / (1·3·…·(2n+1)): no cancellation, so
+    accurate to the last digits for |x| <= 6 (beyond, erf is ±1 in float64)."""
+    xp = backend.xp_of(a)
+    x = xp.clip(a.astype(backend.float64.np), -6.0, 6.0)
+    term = x.copy()
+    total = x.copy()
+    x2 = x * x
+    for n in range(1, 160):
+        term = term * (2.0 * x2 / (2 * n + 1))
+        total = total + term
+    out = total * xp.exp(-x2) * (2.0 / math.sqrt(math.pi))
+    out = xp.where(xp.isnan(a), a, out)
+    return out.astype(a.dtype)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(x, approximate="none"):
+    """x·Φ(x), Φ the normal distribution's CDF (0.5(1 + erf(x/√2))); with
+    ``approximate="tanh"``, Φ(x) ≈ 0.5(1 + tanh(√(2/π)(x + 0.044715x³)))."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    _floats_only(x, "GeluKernelImpl")
+    a = x._data
+    xp = _xp(x)
+    if approximate == "tanh":
+        out = 0.5 * a * (1 + xp.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)))
+    else:
+        out = 0.5 * a * (1 + _erf_array(a * (1 / math.sqrt(2.0))))
+    return record(GeluBackward0, out.astype(a.dtype, copy=False), (x,), self=x,
+                  approximate=approximate)
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
@@ -128,17 +260,34 @@ SinBackward0 = rule("SinBackward0", "self", self="g * cos(self)")
 CosBackward0 = rule("CosBackward0", "self", self="-g * sin(self)")
 TanhBackward0 = rule("TanhBackward0", "result", self="g * (1 - result * result)")
 SigmoidBackward0 = rule("SigmoidBackward0", "result", self="g * result * (1 - result)")
-ReluBackward0 = rule("ReluBackward0", "result", self="g * (result != 0)")  # (NaN passes g:
-# the output is 0 where x <= 0, else x itself, NaN included, as in PyTorch)
+ReluBackward0 = rule("ReluBackward0", "result", self="threshold_backward(g, result, 0)")
+# (the output is 0 where x <= 0, else x itself, NaN included: NaN passes g, as in PyTorch)
+ThresholdBackwardBackward0 = rule("ThresholdBackwardBackward0", "self threshold",
+                                  grad_output="threshold_backward(g, self, threshold)",
+                                  self="zeros_like(g)")
 SqrtBackward0 = rule("SqrtBackward0", "result", self="g / (2 * result)")
 RsqrtBackward0 = rule("RsqrtBackward0", "result", self="-0.5 * g * result ** 3")
 AbsBackward0 = rule("AbsBackward0", "self", self="g * sign(self)")
 ReciprocalBackward0 = rule("ReciprocalBackward0", "result", self="-g * result * result")
-ClampBackward1 = rule("ClampBackward1", "self min max",
-                      self="g * inside(self, min, max)")
+ClampBackward1 = rule("ClampBackward1", "self min max", self="clamp_grad(g, self, min, max)")
+ClampMinBackward0 = rule("ClampMinBackward0", "self min", self="clamp_grad(g, self, min, None)")
+ClampMaxBackward0 = rule("ClampMaxBackward0", "self max", self="clamp_grad(g, self, None, max)")
 SignBackward0 = rule("SignBackward0", "", self="zeros_like(g)")
 FloorBackward0 = rule("FloorBackward0", "", self="zeros_like(g)")
 CeilBackward0 = rule("CeilBackward0", "", self="zeros_like(g)")
 RoundBackward0 = rule("RoundBackward0", "", self="zeros_like(g)")
+RoundBackward1 = rule("RoundBackward1", "", self="zeros_like(g)")  # (round(decimals=n))
 LeakyReluBackward0 = rule("LeakyReluBackward0", "self negative_slope",
-                          self="where(self > 0, g, g * negative_slope)")
+                          self="leaky_relu_backward(g, self, negative_slope)")
+LeakyReluBackward1 = rule("LeakyReluBackward1", "result negative_slope",
+                          self="leaky_relu_backward(g, result, negative_slope)")
+LeakyReluBackwardBackward0 = rule("LeakyReluBackwardBackward0", "self negative_slope",
+                                  grad_output="leaky_relu_backward(g, self, negative_slope)",
+                                  self="zeros_like(g)")
+SoftplusBackward0 = rule("SoftplusBackward0", "self beta threshold",
+                         self="where(self * beta > threshold, g, g * sigmoid(self * beta))")
+EluBackward0 = rule("EluBackward0", "self alpha",
+                    self="where(self > 0, g, g * alpha * exp(self))")
+ErfBackward0 = rule("ErfBackward0", "self", self="g * TWO_OVER_SQRT_PI * exp(-self * self)")
+GeluBackward0 = rule("GeluBackward0", "self approximate",
+                     self="g * gelu_slope(self, approximate)")
