@@ -407,7 +407,15 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+        if dim is None:
+            return Size(self._data.shape)
+        shape = self._data.shape
+        if isinstance(dim, int) and not -len(shape) <= dim < len(shape):
+            if not shape:
+                raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-len(shape)}, {len(shape) - 1}], but got {dim})")
+        return shape[dim]
 
     @property
     def ndim(self) -> int:

@@ -237,6 +237,12 @@ CASES: dict[str, list[Case]] = {
         C("nll-ignore-index", normal((3, 5)),
           lambda x: loss.nll_loss(x, const(x, [4, -100, 0]))),
     ],
+    "NllLossBackwardBackward0": [  # nll_loss's gradient, recorded: a function of g
+        C("nll-grad-none", normal((3,), (3, 5)), lambda g, x: ak.autograd.grad(
+            loss.nll_loss(x, const(x, TARGET), "none"), x, g, create_graph=True)[0]),
+        C("nll-grad-mean-ignore", normal((), (3, 5)), lambda g, x: ak.autograd.grad(
+            loss.nll_loss(x, const(x, [4, -100, 0])), x, g, create_graph=True)[0]),
+    ],
     "BinaryCrossEntropyBackward0": [
         C("bce-mean", uniform(0.1, 0.9, (3, 4), (3, 4)),
           lambda p, y: loss.binary_cross_entropy(p, y)),

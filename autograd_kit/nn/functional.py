@@ -242,15 +242,23 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, ignore_index: int 
         terms = input.log_softmax(class_dim) * target
         if weight is not None:
             terms = terms * weight.reshape(-1, *([1] * (input.dim() - class_dim - 1)))
-        per_sample = -terms.sum(class_dim)
-        if reduction == "mean":
-            from ..ops.arith import DivBackward1
-            from ..ops._rules import record
-            total = per_sample.sum()
-            n = input.numel() // input.shape[class_dim] if input.shape[class_dim] else 0
-            return record(DivBackward1, total._data / (n if n else float("nan")), (total,),
-                          other=n if n else float("nan"))
-        return _loss.reduce_loss(per_sample, reduction)
+        try:
+            _loss.check_reduction(reduction)
+        except ValueError as err:
+            raise errors.short(err)
+        if reduction == "none":  # (the nodes in PyTorch's order: the sign comes last)
+            return -terms.sum(class_dim)
+        total = terms.sum()
+        if reduction == "sum":
+            return -total
+        from ..ops._rules import record
+        n = input.numel() // input.shape[class_dim] if input.shape[class_dim] else 0
+        if not n:  # no samples: the sum is filled with NaN (FillBackward2), then negated
+            from ..ops.inplace import FillBackward2
+            return -record(FillBackward2, total._data * float("nan"), (total,))
+        from ..ops.arith import DivBackward1
+        total = -total
+        return record(DivBackward1, total._data / n, (total,), other=n)
     try:
         _check_batch(input, target)
     except (RuntimeError, ValueError) as err:

@@ -18,6 +18,15 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _cast_result(result_dtype, out_dtype) -> None:
+    """A loss written into a tensor of ``out_dtype`` (the input's, or the
+    target's): PyTorch refuses a float result that an integer type would cut."""
+    if result_dtype.kind in "fc" and out_dtype.kind in "biu":
+        from ..tensor import scalar_type_name
+        raise RuntimeError(f"result type {scalar_type_name(result_dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(out_dtype)}")
+
+
 def _floats_only(input, target, kernel: str) -> None:
     """PyTorch's kernels for these losses exist for floating-point types only
     (the types promote first: a float target makes an int input float)."""
@@ -52,6 +61,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
                                   f"'{scalar_type_name(input._data.dtype)}'")
     _constant(weight, "weight")
     _constant(pos_weight, "pos_weight")
+    if target._data.dtype.kind in "iu":  # (the result is written in the target's type)
+        from .. import backend
+        _cast_result(backend.promote(input._data, target._data), target._data.dtype)
     return _more.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
@@ -78,6 +90,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     warn_size(input, target, stacklevel=3)
     _check_reduction(reduction)
     _floats_only(input, target, "huber_cpu")
+    if input._data.dtype.kind != "f":  # (the result is written in the input's type)
+        from .. import backend
+        _cast_result(backend.promote(input._data, target._data), input._data.dtype)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _more.huber_loss(input, target, reduction, delta)

@@ -20,3 +20,18 @@ def warn(message: str, category=UserWarning) -> None:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+_WARNED: set = set()
+
+
+def warn_once(key: str, message: str, category=UserWarning) -> None:
+    """``warn``, the first time only in this process (PyTorch's ``TORCH_WARN_ONCE``:
+    its deprecation notices are given once, not at every call)."""
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -475,8 +475,9 @@ RemainderBackward0 = rule("RemainderBackward0", "", self="g")
 RemainderBackward1 = rule("RemainderBackward1", "self other",
                           self="g", other="-g * floor_divide(self, other)")
 Atan2Backward0 = rule("Atan2Backward0", "self other",
-                      self="g * other / (self * self + other * other)",
-                      other="-g * self / (self * self + other * other)")
+                      self="g * div_or_zero(other, self * self + other * other)",
+                      other="g * div_or_zero(-self, self * self + other * other)")
+# (at (0, 0) atan2 has no derivative: PyTorch gives 0 there, as div_or_zero does)
 # PyTorch defines no derivative for ``//`` (nor for ``number % t``): the node is
 # there, and its backward says so.
 FloorDivideNotImplemented = rule("NotImplemented", "op", self="not_implemented(op)",

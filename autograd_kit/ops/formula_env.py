@@ -177,8 +177,8 @@ def sum_to(g, shape):
 def pow_backward(g, self, exponent):
     """d/dx x^n = n x^(n-1)  (and 0 where n == 0)."""
     if not (_is_tensor(exponent) or backend.is_array_or_scalar(exponent)):  # a number
-        if exponent == 0:
-            return zeros_like(self)
+        if exponent == 0 and exponent.__class__ is not bool:  # (PyTorch: x ** False is
+            return zeros_like(self)  # differentiated by the general rule, NaN at x = 0)
         if exponent == 0.5:  # x^-0.5 as 1/sqrt(x), as PyTorch computes it (NaN at -inf)
             return g * 0.5 / (self ** 0.5)
         return g * exponent * self ** (exponent - 1)
@@ -306,10 +306,13 @@ def product_of_others(self, result, dims):
     is computed directly, as exclusive products from both ends."""
     a = _raw(self)
     xp = _xp(a)
-    if not (a == 0).any():
+    if a.ndim == 0 or dims == ():  # a 0-d tensor: the product is x itself, d/dx = 1
+        return _like(self, xp.ones_like(a))  # (a constant, as PyTorch's gradient is g)
+    zeros = a == 0
+    if not zeros.any():
         return result / self
-    if dims == ():  # a product over no axis (a 0-d tensor): each "product" is x itself
-        return _like(self, xp.ones_like(a))
+    if dims is None and not _is_tensor(self) and int(zeros.sum()) > 1:
+        return xp.zeros_like(a)  # two zeros: every other-product is 0 (inf and NaN or not)
     if _is_tensor(self):  # create_graph: recorded, so it can be differentiated again
         return _others_recorded(self, dims)
     axes = tuple(range(a.ndim)) if dims is None else dims
@@ -357,6 +360,18 @@ def mm_mat2_grad(g, mat1, mat2):
     if m.ndim == 2 and not m.flags.c_contiguous and m.flags.f_contiguous:
         return mT(mT(g) @ mat1)
     return mT(mat1) @ g
+
+
+def var_backward(g, self, dim, correction, keepdim):
+    """2 (x - mean) / (N - correction), times g.  With no degrees of freedom
+    left in ``var()`` of a whole tensor (one element, none), PyTorch's gradient
+    is a constant (NaN, or empty): not differentiable again."""
+    whole = dim is None or not self.ndim  # (var() with no dim: PyTorch saves dim=None)
+    dim = tuple(range(self.ndim)) if dim is None else dim
+    dof = count_of(self, dim) - correction
+    if dof <= 0 and whole and _is_tensor(g):
+        return _like(g, var_backward(_raw(g), _raw(self), dim, correction, keepdim))
+    return unsqueeze_dims(g, dim, keepdim) * 2 * (self - mean(self, dim, True)) / dof
 
 
 def count_of(t, dims):
@@ -464,7 +479,8 @@ _WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, wher
           reshape, mT, transpose, t, permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
-          product_of_others, mm_mat2_grad, count_of, select_key, slice_key, zero_at,
+          product_of_others, var_backward, mm_mat2_grad, count_of, select_key, slice_key,
+          zero_at,
           split_sizes, unbind, repeat_backward, inverse_permutation, floor_divide,
           not_implemented, clamp_grad, threshold_backward, leaky_relu_backward, gelu_slope)
 
@@ -475,6 +491,7 @@ def _install():
     ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
     ENV.update({
         "scale_for": loss.scale_for, "nll_grad": on_tensors(loss.nll_grad),
+        "nll_of": on_tensors(loss.nll_of),
         "weighted": loss.weighted,
         "to_device": on_tensors(convert.to_device),
         "gather_view": on_tensors(indexing.gather_view),

@@ -63,7 +63,7 @@ def getitem(x, key):
             if bad is not None:
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                                  "byte Variables are valid indices (got float)") from None
-            raise IndexError(str(err).replace(" for axis ", " for dimension ")) from None
+            raise _index_error(err) from None
         out = record(IndexBackward0, data, (x,), indices=key, self_sym_sizes=x._data.shape)
         if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
             out._grad_fn._holds_tensors = True
@@ -140,6 +140,14 @@ def narrow(x, dim, start, length):
     return _slice(x, dim, slice(start, start + length))
 
 
+def _index_error(err):
+    """numpy's words for an index out of bounds, made PyTorch's."""
+    text = str(err)
+    if text.endswith(" with size 0"):  # (PyTorch names neither the index nor the dim)
+        return IndexError("index is out of bounds for dimension with size 0")
+    return IndexError(text.replace(" for axis ", " for dimension "))
+
+
 def index_put(x, indices, values, accumulate=False):
     """Out-of-place ``x[indices] = values`` for integer-array or mask keys."""
     from ._rules import as_tensor_pair
@@ -154,6 +162,8 @@ def index_put(x, indices, values, accumulate=False):
             backend.xp_of(out).add.at(out, indices, dv)
         else:
             out[indices] = dv
+    except IndexError as err:
+        raise _index_error(err) from None
     except ValueError:
         from .. import errors
         raise RuntimeError(errors.INDEX_PUT_SHAPE.format(

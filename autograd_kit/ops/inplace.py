@@ -63,7 +63,9 @@ def inplace(t, compute, *args):
     try:
         _check(t, args)
         recording = is_grad_enabled() and (t._rg or any(
-            isinstance(a, Tensor) and a._rg for a in args))
+            isinstance(a, Tensor) and a._rg for a in args)) and t._data.dtype.kind in "fc"
+        # (an integer or bool tensor cannot require grad: a value written into it
+        # from a tensor that does is cut off from the graph, as in PyTorch)
         if recording:
             old = Tensor._make(t._data.copy(), t._rg, t._grad_fn)  # (_check refreshed it)
             new = compute(old, *args)
@@ -191,8 +193,16 @@ def fill(old, value):
         if value.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return record(FillBackward3, full(old._data, value.item()), (old, value))
-    return record(FillBackward2, full(old._data, value), (old,))
+        return record(FillBackward3, full(old._data, _cast_value(value.item(), old)),
+                      (old, value))
+    return record(FillBackward2, full(old._data, _cast_value(value, old)), (old,))
+
+
+def _cast_value(value, old):
+    """A number cast to the tensor's dtype as a cast does (-3 in uint8 is 253)."""
+    if old._data.dtype.kind in "iub" and isinstance(value, (int, float)):
+        return backend.np.asarray(value).astype(old._data.dtype)
+    return value
 
 
 def zero(old):

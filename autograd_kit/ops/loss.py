@@ -75,7 +75,8 @@ def nll_loss(input, target, reduction: str = "mean", ignore_index: int = -100, w
         out = backend.reduce_sum(picked)
         if reduction == "mean":
             out = out / backend.reduce_sum(w)  # (0 kept: NaN)
-    return record(NllLossBackward0, xp.asarray(out, dtype=a.dtype), (input,), target=target,
+    return record(NllLossBackward0, xp.asarray(out, dtype=a.dtype), (input,), self=input,
+                  target=target,
                   weight=weight, reduction=reduction, ignore_index=ignore_index,
                   self_sym_sizes=a.shape)
 
@@ -130,7 +131,7 @@ def scale_for(reduction: str, *inputs) -> float:
     return 1.0 / n if n else _NAN
 
 
-def nll_grad(g, target, reduction, sizes, ignore_index=-100, weight=None):
+def nll_grad(g, target, reduction, sizes, ignore_index=-100, weight=None, self=None):
     """-weight[t] (divided by the total weight for a mean) at each row's target
     class t, 0 elsewhere and on ignored rows, times g."""
     xp = backend.xp_of(g._data)
@@ -143,9 +144,20 @@ def nll_grad(g, target, reduction, sizes, ignore_index=-100, weight=None):
         w = xp.where(t != ignore_index, w / total if total else _NAN, 0).astype(w.dtype)
     mask = xp.zeros(rows, dtype=g._data.dtype)
     mask[xp.arange(rows[0]), xp.where(t != ignore_index, t, 0)] = -w
+    if self is not None and self._rg:  # create_graph: one node, as in PyTorch
+        gd = g._data.reshape(-1, 1) if reduction == "none" else g._data
+        return record(NllLossBackwardBackward0, (gd * mask).reshape(sizes), (g, self),
+                      target=target, weight=weight, reduction=reduction,
+                      ignore_index=ignore_index)
     if reduction == "none":
         return (g.reshape(-1, 1) * Tensor._make(mask)).reshape(sizes)
     return (g * Tensor._make(mask)).reshape(sizes)
+
+
+def nll_of(g, target, weight, reduction, ignore_index):
+    """nll_loss of a gradient: nll_grad is linear in g, and its own gradient
+    (the second derivative's share for g) is nll_loss again."""
+    return nll_loss(g, target, reduction, ignore_index, weight)
 
 
 def weighted(x, weight):
@@ -157,8 +169,16 @@ MseLossBackward0 = rule(
     self="g * 2 * (self - target) * scale_for(reduction, self, target)",
     target="-g * 2 * (self - target) * scale_for(reduction, self, target)")
 NllLossBackward0 = rule("NllLossBackward0",
-                        "target weight reduction ignore_index self_sym_sizes",
-                        self="nll_grad(g, target, reduction, self_sym_sizes, ignore_index, weight)")
+                        "self target weight reduction ignore_index self_sym_sizes",
+                        self="nll_grad(g, target, reduction, self_sym_sizes, ignore_index, weight,"
+                             " self)")
+# The gradient of nll_loss's gradient (recorded under create_graph=True): linear
+# in g, constant in the input (PyTorch records it all the same: its result
+# requires grad, and the input's second derivative is zero).
+NllLossBackwardBackward0 = rule("NllLossBackwardBackward0",
+                                "target weight reduction ignore_index",
+                                grad_output="nll_of(g, target, weight, reduction, ignore_index)",
+                                self="zeros_like(g)")
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target reduction weight",
     self="weighted(g * (self - target) / clamp(self * (1 - self), min=1e-12)"

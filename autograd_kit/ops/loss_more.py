@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
+from ..tensor import Tensor
 from ._rules import as_tensor_pair, check_broadcast, record, rule
 from .formula_env import ENV, _is_tensor, clamp, exp, log
 from .loss import reduce_loss
@@ -39,7 +40,9 @@ def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reductio
     values = (1 - dy) * dx + log_weight * _softplus_neg(xp, dx)
     if weight is not None:
         values = values * weight._data
-    out = xp.asarray(reduce_loss(values, reduction)).astype(x._data.dtype, copy=False)
+    given = target._data.dtype if isinstance(target, Tensor) else dy.dtype
+    out_dtype = given if given.kind == "f" else dx.dtype  # (PyTorch: the target's type)
+    out = xp.asarray(reduce_loss(values, reduction)).astype(out_dtype, copy=False)
     return record(BinaryCrossEntropyWithLogitsBackward0, out, (x, y), self=x, target=y,
                   weight=weight, pos_weight=pos_weight, reduction=reduction)
 

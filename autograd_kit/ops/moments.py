@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 
+from .. import backend
 from ..grad_mode import is_grad_enabled, no_grad
 from ..graph import SavedTensor, edge
 from ..multi_output import MultiOutputNode
@@ -94,6 +95,7 @@ def moments(x, spread_name, dim, unbiased, keepdim, correction):
     with no_grad():
         spread = getattr(x, spread_name)(dim, unbiased, keepdim, correction=correction)
         centre = x.mean(normalize_dims(dim, x.ndim), keepdim)
+        _running_mean_infinities(centre, x, normalize_dims(dim, x.ndim), keepdim)
     if is_grad_enabled() and x.requires_grad:
         cls = StdMeanBackward0 if spread_name == "std" else VarMeanBackward0
         node = cls([edge(x)])
@@ -106,3 +108,25 @@ def moments(x, spread_name, dim, unbiased, keepdim, correction):
         for out, e in zip((spread, centre), node._init_outputs(2)):
             out._grad_fn, out._rg = e, True
     return spread, centre
+
+
+def _running_mean_infinities(centre, x, dims, keepdim) -> None:
+    """PyTorch computes var_mean's mean as a running mean (Welford's update,
+    m += (x - m) / k, over the elements in order): once m is infinite, any later
+    element makes it inf - inf = NaN.  So an infinity anywhere but last gives a
+    NaN mean, where the plain mean gives +-inf.  (Arrays: only when an inf is there.)"""
+    a = x._data
+    if a.dtype.kind != "f" or not a.size:
+        return
+    xp = backend.xp_of(a)
+    inf = xp.isinf(a)
+    if not inf.any():
+        return
+    rest = [i for i in range(a.ndim) if i not in dims]
+    moved = xp.transpose(inf, rest + list(dims)).reshape([a.shape[i] for i in rest] + [-1])
+    early = moved[..., :-1].any(axis=-1)
+    if keepdim:
+        early = early.reshape([1 if i in dims else a.shape[i] for i in range(a.ndim)])
+    data = centre._data
+    centre._data = xp.where(early, xp.asarray(xp.nan, dtype=data.dtype), data).astype(
+        data.dtype, copy=False)

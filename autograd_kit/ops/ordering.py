@@ -87,17 +87,18 @@ def median(x, dim=None, keepdim=False):
     a = x._data
     xp = backend.xp_of(a)
     if dim is None:
+        flat = a.reshape(-1)
+        if flat.size == 0:  # NaN, cast to the dtype: an integer's lowest value, True...
+            return record(MedianBackward0, _nan_as(a.dtype, xp), (x,), self=x, result=RESULT)
         if a.dtype.kind == "b":
             raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
-        flat = a.reshape(-1)
-        if flat.size == 0:
-            return record(MedianBackward0, xp.asarray(xp.nan, dtype=a.dtype), (x,), self=x,
-                          result=RESULT)
         values, _ = _median_along(flat, 0)
         return record(MedianBackward0, values, (x,), self=x, result=RESULT)
+    d = wrap_dim(dim, a.ndim) if a.ndim else wrap_dim(dim, 0) * 0
+    if a.ndim and a.shape[d] == 0:  # (checked before the dtype, as in PyTorch)
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     if a.dtype.kind == "b":
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
-    d = wrap_dim(dim, a.ndim) if a.ndim else wrap_dim(dim, 0) * 0
     if a.ndim == 0:
         values, idx = a.copy(), xp.zeros((), backend.int64.np)
     else:
@@ -110,6 +111,18 @@ def median(x, dim=None, keepdim=False):
     values = record(MedianBackward1, values, (x,), dim=d, indices=indices, keepdim=keepdim,
                     self_sym_sizes=a.shape)
     return median_result(values, indices)
+
+
+def _nan_as(dtype, xp):
+    """NaN cast to ``dtype`` as PyTorch's kernel casts it (0-d): NaN for floats,
+    the lowest value of int32 and int64, 0 for the smaller integers, True for bool."""
+    if dtype.kind in "fc":
+        return xp.asarray(xp.nan, dtype=dtype)
+    if dtype.kind == "b":
+        return xp.asarray(True)
+    if dtype.itemsize < 4:
+        return xp.zeros((), dtype=dtype)
+    return xp.asarray(backend.np.iinfo(dtype).min, dtype=dtype)
 
 
 def _median_along(a, d):

@@ -249,7 +249,8 @@ def _variance(name, x, dim, unbiased, keepdim, correction):
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     out, dims, c = _variance("var", x, dim, unbiased, keepdim, correction)
     out = out.astype(x._data.dtype, copy=False)
-    return record(VarBackward0, out, (x,), self=x, dim=dims, correction=c, keepdim=keepdim)
+    return record(VarBackward0, out, (x,), self=x, dim=None if dim is None else dims,
+                  correction=c, keepdim=keepdim)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -395,8 +396,7 @@ AmaxBackward0 = rule("AmaxBackward0", "self result dim keepdim",
 AminBackward0 = rule("AminBackward0", "self result dim keepdim",
                      self="spread_to_extremes(g, self, result, dim, keepdim)")
 VarBackward0 = rule("VarBackward0", "self dim correction keepdim",
-                    self="unsqueeze_dims(g, dim, keepdim) * 2 * (self - mean(self, dim, True))"
-                         " / (count_of(self, dim) - correction)")
+                    self="var_backward(g, self, dim, correction, keepdim)")
 StdBackward0 = rule("StdBackward0", "self dim correction keepdim result",
                     self="unsqueeze_dims(div_or_zero(g, result), dim, keepdim)"
                          " * (self - mean(self, dim, True)) / (count_of(self, dim) - correction)")

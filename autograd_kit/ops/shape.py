@@ -26,7 +26,8 @@ from .reduce import wrap_dim
 def _view(node, x, out, view_fn, **saved):
     """Record a shape op; when its result shares memory with ``x``, make it a view."""
     t = record(node, out, (x,), **saved)
-    if backend.xp_of(out).may_share_memory(out, x._data):
+    if backend.xp_of(out).may_share_memory(out, x._data) or not out.size:
+        # (an empty result shares no byte, but in PyTorch it is still a view)
         make_view(t, x, view_fn, node)  # (base, version counter, how it was made)
     return t
 
@@ -132,25 +133,31 @@ def flip(x, *dims):
 
 
 def T(x):
-    """``x.T``: all dimensions reversed (a permute in PyTorch's graph)."""
+    """``x.T``: all dimensions reversed (a permute in PyTorch's graph, on 0-d and
+    1-D tensors too).  Other than on a matrix it is deprecated: PyTorch warns
+    once a process, and so does the kit."""
     if x.ndim != 2:
-        from ._warn import warn
+        from ._warn import warn_once
         if x.ndim == 0:
-            warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
-                 "these cases.")
-        elif x.ndim > 2:
-            warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
-                 "is deprecated and it will throw an error in a future release. Consider "
-                 "`x.mT` to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - "
-                 "1, -1, -1))` to reverse the dimensions of a tensor.")
-    if x.ndim == 0:
-        return x
-    return permute(x, *reversed(range(x.ndim)))
+            warn_once("T0", "Tensor.T is deprecated on 0-D tensors. This function is the "
+                      "identity in these cases.")
+        else:
+            warn_once("T", "The use of `x.T` on tensors of dimension other than 2 to reverse "
+                      "their shape is deprecated and it will throw an error in a future "
+                      "release. Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                      "dimensions of a tensor.")
+    return permute(x, tuple(reversed(range(x.ndim))))
 
 
 def mT(x):
+    """``x.mT``: the last two dimensions swapped.  On a 0-d tensor (deprecated,
+    warned once) it is the tensor itself, as in PyTorch."""
     if x.ndim == 0:
-        return transpose(x, -1, -1)
+        from ._warn import warn_once
+        warn_once("mT0", "Tensor.mT is deprecated on 0-D tensors. This function is the "
+                  "identity in these cases.")
+        return x
     if x.ndim == 1:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {x.ndim}-D tensor.")
