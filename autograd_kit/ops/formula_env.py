@@ -85,6 +85,29 @@ def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
     return _xp(x).clip(x, min, max)
 
 
+def kept(g, mask):
+    """g where ``mask``, else 0 -- on plain arrays, the way a fast backward wants it.
+
+    ``g * mask`` is several times faster than a choice (``where``) on the CPU, and
+    equal to it while ``g`` is finite; but where ``g`` holds an infinity or a NaN,
+    0 * inf is NaN where the choice gives 0 (relu(x).sqrt() at 0 must not leak
+    NaN into x's gradient).  So the product is checked with one sum -- finite only
+    if every element is -- and the choice is made where it is not.  On a GPU the
+    check would wait for the device: there the choice is made directly, and so it
+    is on small arrays, where the two cost the same."""
+    if g.__class__ is not backend.ndarray or g.size < _KEPT_BY_PRODUCT:
+        return _xp(g).where(mask, g, 0)
+    np = backend.np
+    with np.errstate(invalid="ignore", over="ignore"):  # (0 * inf: no warning for it)
+        out = g * mask
+        if out.dtype.kind == "f" and not np.isfinite(out.sum()):
+            out = np.where(mask, g, out.dtype.type(0))
+    return out
+
+
+_KEPT_BY_PRODUCT = 4096  # elements from which the product is worth its check
+
+
 def where(cond, a, b):
     if _is_tensor(cond) or _is_tensor(a) or _is_tensor(b):
         from .shape import where as _where
@@ -211,7 +234,10 @@ def inside(self, lo, hi):
 
 def clamp_grad(g, self, lo, hi):
     """g where lo <= x <= hi, else 0: a choice, so an infinite g cannot leak in."""
-    return where(inside(self, lo, hi), g, 0.0)
+    mask = inside(self, lo, hi)
+    if _is_tensor(g) or _is_tensor(mask):
+        return where(mask, g, 0.0)
+    return kept(g, mask)
 
 
 def div_or_zero(a, b):
@@ -397,7 +423,7 @@ def threshold_backward(g, result, threshold):
     if _is_tensor(g) or _is_tensor(result):
         from .unary import threshold_backward as recorded
         return recorded(g, result, threshold)
-    return _xp(g).where(result <= threshold, 0, g)
+    return kept(g, ~(result <= threshold))  # (a NaN output passes g, as in PyTorch)
 
 
 def leaky_relu_backward(g, self, negative_slope):
