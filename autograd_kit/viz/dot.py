@@ -6,7 +6,10 @@ so a variable called ``<script>`` is drawn as those eight characters:
 * ``&``, ``<``, ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` (Graphviz reads entities
   in labels and copies them into the SVG, where they show as the characters);
 * ``\`` and ``"`` get a backslash, newlines become DOT's ``\n``;
-* other control characters, which SVG can't hold, become U+FFFD.
+* what XML can't hold (control characters, lone surrogates, U+FFFE...) and the
+  other Unicode non-characters become U+FFFD, and a long text is cut, each line
+  to 100 columns, with "…" (:func:`autograd_kit.viz.attributes.fit_label`, the
+  one place that decides both).
 
 >>> escape('<b> & "q"')
 '&lt;b&gt; &amp; \\"q\\"'
@@ -18,19 +21,19 @@ from __future__ import annotations
 
 import re
 
+from .attributes import clean_font, fit_label
 from .legend import legend_dot
 from .model import GraphData
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 
 
 def escape(text: str) -> str:
-    """Text made safe inside a quoted DOT string (and the SVG made from it)."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text made safe inside a quoted DOT string (and the SVG made from it), cut
+    to the length a label may have."""
+    text = fit_label(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("\\", "\\\\").replace('"', '\\"')
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
-    return _CONTROL.sub("\ufffd", text)
+    return text.replace("\n", "\\n")
 
 
 def attrs(values: dict) -> str:
@@ -38,6 +41,8 @@ def attrs(values: dict) -> str:
     parts = []
     for key, value in values.items():
         k = key if _NAME.match(str(key)) else f'"{escape(key)}"'
+        if key == "fontname":  # copied into the SVG unescaped: only a font's characters
+            value = clean_font(value)
         parts.append(f'{k}="{escape(value)}"')
     return "[" + " ".join(parts) + "]"
 
@@ -53,7 +58,8 @@ def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
     """The DOT source of the picture.
 
     ``styles`` maps box ids to extra attributes (highlight, node_styles); they are
-    applied over the theme's style for the box's kind.  ``legend`` adds the key
+    applied over the theme's style for the box's kind (the rest of a cut graph,
+    kind "more", is drawn as a fold unless the theme says otherwise).  ``legend`` adds the key
     (:mod:`autograd_kit.viz.legend`)."""
     styles = styles or {}
     graph = {"size": graph_size(len(data.nodes) + len(data.edges)),
@@ -65,8 +71,9 @@ def to_dot(data: GraphData, theme: dict, graph_attr: dict | None = None,
         lines.append(f"\tedge {attrs(theme['edge'])}")
     kinds = theme.get("kinds", {})
     for node in data.nodes:
+        kind = kinds.get(node.kind) or (kinds.get("fold", {}) if node.kind == "more" else {})
         a = {"id": node.id, "label": "\n".join(node.lines),
-             **kinds.get(node.kind, {}), **styles.get(node.copy_of or node.id, {})}
+             **kind, **styles.get(node.copy_of or node.id, {})}
         if node.copy_of:  # a copy of a much-used box (see .hubs): dashed border
             style = str(a.get("style", theme.get("node", {}).get("style", "")))
             a["style"] = ",".join([p for p in style.split(",") if p and p != "solid"]

@@ -24,7 +24,7 @@ import base64
 import html
 import re
 
-from .attributes import clean_text
+from .attributes import clean_text, fit_alt, xml_escape
 
 _SVG = re.compile(r"<svg\b[\s\S]*?</svg>")
 _LABEL = re.compile(r"""\baria-label=(["'])(.*?)\1""", re.S)
@@ -36,16 +36,21 @@ STYLE = "max-width:100%;height:auto"
 def data_uri(svg: str) -> str:
     """``data:image/svg+xml;base64,...`` holding ``svg`` (UTF-8, so labels in any
     language survive).  An SVG used as an image must name its namespace; one
-    that doesn't gets it."""
+    that doesn't gets it.  What XML can't hold is replaced first
+    (:func:`~autograd_kit.viz.attributes.clean_text`): UTF-8 can't encode a lone
+    surrogate, and an image that is not well-formed XML shows nothing."""
+    svg = clean_text(svg)
     if "xmlns=" not in svg[:svg.find(">") + 1]:
         svg = svg.replace("<svg", f"<svg {_XMLNS}", 1)
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
 def img_html(svg: str, alt: str = "", style: str = STYLE) -> str:
-    """One ``<img>`` showing ``svg``; ``alt`` (plain text) is escaped."""
-    return (f'<img src="{data_uri(svg)}" alt="{html.escape(clean_text(alt), quote=True)}" '
-            f'style="{style}">')
+    """One ``<img>`` showing ``svg``, closed as XML wants it (``<img ... />``, which
+    HTML reads the same); ``alt`` (plain text) is cleaned, cut and escaped
+    (:func:`~autograd_kit.viz.attributes.fit_alt`), and so is ``style``."""
+    return (f'<img src="{data_uri(svg)}" alt="{xml_escape(fit_alt(alt))}" '
+            f'style="{xml_escape(style)}" />')
 
 
 def alt_of(svg: str) -> str:

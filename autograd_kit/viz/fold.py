@@ -113,15 +113,18 @@ def fans(data: GraphData, links: tuple[dict, dict] | None = None) -> list[list[s
     return groups
 
 
-def fold_chains(data: GraphData, max_nodes: int | None, unfold=None) -> GraphData:
+def fold_chains(data: GraphData, max_nodes: int | None, unfold=None,
+                first: int = 0) -> GraphData:
     """Fold the longest chains and the widest fans of inputs until at most
-    ``max_nodes`` boxes remain (if it can)."""
+    ``max_nodes`` boxes remain (if it can).  Fold ids start at ``f{first}``
+    (a picture folded again for showing, see :class:`~.picture.Graph`, keeps
+    the ids of the folds it has)."""
     if max_nodes is None or unfold is True or len(data.nodes) <= max_nodes:
         return data
     keep_open = {str(u) if str(u).startswith("f") else f"f{u}" for u in (unfold or ())}
     links = _links(data)
     groups = [run[KEEP:-KEEP] for run in chains(data, links)] + fans(data, links)
-    runs = {f"f{k}": group for k, group in enumerate(groups)}
+    runs = {f"f{first + k}": group for k, group in enumerate(groups)}
     chosen: dict[str, list[str]] = {}
     taken: set[str] = set()
     count = len(data.nodes)
@@ -163,7 +166,7 @@ def _apply(data: GraphData, chosen: dict[str, list[str]]) -> GraphData:
             continue
         seen.add(key)
         edges.append(VEdge(tail, head, e.kind, e.label))
-    folds = {fid: [n.id for n in members[fid]] for fid in chosen}
+    folds = {**data.folds, **{fid: [n.id for n in members[fid]] for fid in chosen}}
     return GraphData(nodes, edges, folds, data.order)
 
 

@@ -26,6 +26,7 @@ pass over the arrows: linear time.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from ..i18n import _
 from .model import GraphData, VEdge, VNode
@@ -47,8 +48,9 @@ def _uses(data: GraphData, kinds: dict[str, str]) -> dict[str, list[int]]:
 
 def split_hubs(data: GraphData, max_uses: int | None = MAX_USES) -> dict[str, list[str]]:
     """Give every use of a box with more than ``max_uses`` uses after the first
-    its own copy of the box (``data`` is changed in place; labels must already
-    be computed, see :meth:`GraphData.finish`).  Returns ``{box id: [copy ids]}``."""
+    its own copy of the box (``data``'s lists are changed in place, its boxes
+    are not; labels must already be computed, see :meth:`GraphData.finish`).
+    Returns ``{box id: [copy ids]}``."""
     if max_uses is None:
         return {}
     by_id = {n.id: n for n in data.nodes}
@@ -58,6 +60,7 @@ def split_hubs(data: GraphData, max_uses: int | None = MAX_USES) -> dict[str, li
                and kinds.get(e.tail) == "leaf"}
     copies: dict[str, list[str]] = {}
     added: dict[str, list[VNode]] = {}
+    replaced: dict[str, VNode] = {}
     for hub, edge_ids in _uses(data, kinds).items():
         n = len(edge_ids)
         if n <= max_uses or hub not in by_id:
@@ -66,7 +69,10 @@ def split_hubs(data: GraphData, max_uses: int | None = MAX_USES) -> dict[str, li
         lines = list(box.lines)
         if hub in leaf_of and leaf_of[hub].lines:
             lines = lines + [leaf_of[hub].lines[0]]
-        box.lines = list(box.lines) + [_("use {k} of {n}").format(k=1, n=f"{n:,}")]
+        # a new box, not the old one changed: the picture keeps the boxes as they
+        # were, to fold them again for showing (see autograd_kit.viz.picture)
+        replaced[hub] = replace(box, lines=list(box.lines)
+                                + [_("use {k} of {n}").format(k=1, n=f"{n:,}")])
         copies[hub], added[hub] = [], []
         for k, edge_index in enumerate(edge_ids[1:], start=2):
             copy = VNode(f"{hub}u{k}", box.kind, box.title,
@@ -81,7 +87,7 @@ def split_hubs(data: GraphData, max_uses: int | None = MAX_USES) -> dict[str, li
     if added:
         nodes = []
         for node in data.nodes:
-            nodes.append(node)
+            nodes.append(replaced.get(node.id, node))
             nodes.extend(added.get(node.id, ()))
         data.nodes = nodes
     return copies

@@ -37,6 +37,8 @@ def legend_dot(data: GraphData, theme: dict, attrs) -> list[str]:
     """DOT lines of the key for ``data`` drawn in ``theme`` (``attrs`` writes an
     escaped attribute list, see :func:`autograd_kit.viz.dot.attrs`)."""
     present = {n.kind for n in data.nodes}
+    if "more" in present:  # the rest of a cut graph is drawn as a fold
+        present.add("fold")
     kinds = theme.get("kinds", {})
     frame = {"label": _("legend"), "style": "rounded",
              "color": theme.get("edge", {}).get("color", "grey"),

@@ -9,7 +9,18 @@ always visits nodes in the same order.  That order names the boxes:
 * ``c0, c1, ...``  constant inputs of ops (forward view only, see
   :mod:`autograd_kit.viz.constants`);
 * ``s0, s1, ...``  saved tensors (``show_saved``);
-* ``f0, f1, ...``  folded chains (see :mod:`autograd_kit.viz.fold`).
+* ``f0, f1, ...``  folded chains (see :mod:`autograd_kit.viz.fold`);
+* ``m0``           the part of a very big graph that is not drawn (below).
+
+With ``max_nodes``, a picture costs what its drawn part costs: the walk stops
+after :data:`WALK_LIMIT` nodes.  A graph that small is walked whole and folded
+(:mod:`autograd_kit.viz.fold`), so its folds count exactly what they hide.  A
+bigger graph is *cut* instead: the nodes nearest the output, breadth first,
+are drawn while their boxes fit in ``max_nodes`` (:func:`nearest`), and one
+dashed box, ``… 149,901+ nodes …`` above ``max_nodes=100``, stands for the
+rest, with an arrow into every drawn node whose inputs it holds.  Its count is
+"at least": the rest of the graph is never walked, so a graph of a million
+nodes draws in a moment, not in the minute that walking all of it takes.
 
 Names come from graph position, never from ``id()``, so the same code gives the
 same picture, byte for byte, in every run.  The words in the picture ("saved as
@@ -33,20 +44,25 @@ Arrows point from inputs to outputs in both views, as in torchviz.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from ..i18n import _
+from ..i18n import _, ngettext
 from . import access, constants, labels
+from .progress import MASK, SILENT, Progress
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+#: with ``max_nodes``, graphs of more nodes than this are cut, not folded (see above)
+WALK_LIMIT = 150_000
 
 
 @dataclass(slots=True)
 class VNode:
     """A box: ``kind`` is one of op, acc, fn, leaf, tensor, output, const, saved,
-    fold.
+    fold, more (the part of a cut graph not drawn, see :func:`build`).
 
     ``lines`` (the label) starts as a function and is computed by
     :meth:`GraphData.finish` only for boxes that survive folding: reading values
@@ -83,11 +99,14 @@ class GraphData:
     folds: dict[str, list[str]] = field(default_factory=dict)
     order: list = field(default_factory=list)  # graph nodes, each before its inputs
 
-    def finish(self) -> GraphData:
+    def finish(self, progress: Progress = SILENT) -> GraphData:
         """Compute the labels still waiting as functions."""
-        for node in self.nodes:
+        progress.stage(3, len(self.nodes))
+        for k, node in enumerate(self.nodes):
             if callable(node.lines):
                 node.lines = node.lines()
+            if k & MASK == 0:
+                progress.update(k)
         return self
 
 
@@ -105,11 +124,16 @@ class Options:
     named: list = field(default_factory=list)  # the named tensors themselves
 
 
-def walk(start: list) -> tuple[list, dict[int, list]]:
+def walk(start: list, limit: int | None = None,
+         progress: Progress = SILENT) -> tuple[list, dict[int, list]]:
     """Every node reachable from ``start``, in iterative depth-first preorder
-    (first input first), and each node's ``(input node, input_nr)`` pairs."""
+    (first input first), and each node's ``(input node, input_nr)`` pairs.
+    With ``limit``, the walk stops at ``limit + 1`` nodes: more than ``limit``
+    found tells the caller the graph is bigger, without walking all of it."""
     order, inputs = [], {}
     stack = list(reversed(start))
+    stop = -1 if limit is None else limit + 1
+    progress.stage(1, None)
     while stack:
         fn = stack.pop()
         if id(fn) in inputs:
@@ -117,7 +141,57 @@ def walk(start: list) -> tuple[list, dict[int, list]]:
         order.append(fn)
         inputs[id(fn)] = edges = access.next_edges(fn)
         stack.extend(n for n, _nr in reversed(edges))
+        found = len(order)
+        if found & MASK == 0:
+            progress.update(found)
+        if found == stop:
+            break
     return order, inputs
+
+
+def _boxes_of(fn, opts: Options, named: dict[int, int]) -> int:
+    """How many boxes drawing ``fn`` adds, at most: its own (an
+    ``AccumulateGrad`` also brings its leaf, which stands for it in the forward
+    view), constants and named results (forward view), saved tensors."""
+    leaf = access.leaf_variable(fn) is not None
+    if opts.view == "forward":
+        boxes = 1 if leaf else 1 + named.get(id(fn), 0) + sum(
+            1 for has_grad, _item in constants.operands(fn) if not has_grad)
+    else:
+        boxes = 2 if leaf else 1
+    if opts.show_saved and not leaf:
+        boxes += len(access.saved_names(fn))
+    return boxes
+
+
+def nearest(start: list, budget: int, opts: Options) -> tuple[list, dict[int, list], list]:
+    """The nodes nearest ``start``, breadth first, while their boxes fit in
+    ``budget`` (``start`` itself always), each with the ``(input node,
+    input_nr)`` pairs among them; and the nodes whose other inputs are left out.
+    Only what is drawn and the inputs of what is drawn are ever read."""
+    named: dict[int, int] = {}
+    if opts.view == "forward":
+        for t in opts.named:
+            if t.grad_fn is not None:
+                named[id(t.grad_fn)] = named.get(id(t.grad_fn), 0) + 1
+    start = list({id(fn): fn for fn in start}.values())  # a root given twice is one
+    order, inputs = [], {}
+    queue, seen, boxes = deque(start), {id(fn) for fn in start}, 0
+    while queue:
+        cost = _boxes_of(queue[0], opts, named)
+        if len(order) >= len(start) and boxes + cost > budget:
+            break
+        fn = queue.popleft()
+        boxes += cost
+        order.append(fn)
+        inputs[id(fn)] = edges = access.next_edges(fn)
+        for n, _nr in edges:
+            if id(n) not in seen:
+                seen.add(id(n))
+                queue.append(n)
+    kept = {i: [(n, nr) for n, nr in edges if id(n) in inputs] for i, edges in inputs.items()}
+    cut = [fn for fn in order if len(kept[id(fn)]) < len(inputs[id(fn)])]
+    return order, kept, cut
 
 
 def parents_first(fns: list, inputs: dict[int, list]) -> list:
@@ -195,16 +269,28 @@ class _Builder:
                                 label))
 
 
-def build(roots: list, opts: Options) -> GraphData:
-    """Walk the graph of ``roots`` (tensors or nodes) and lay it out as data."""
+def build(roots: list, opts: Options, max_nodes: int | None = None,
+          progress: Progress = SILENT) -> GraphData:
+    """Walk the graph of ``roots`` (tensors or nodes) and lay it out as data.
+    With ``max_nodes``, a graph of more than :data:`WALK_LIMIT` nodes is cut
+    to about ``max_nodes`` boxes (see the module docstring)."""
     tensors = [r for r in roots if access.is_tensor(r)]
     start = [r.grad_fn if access.is_tensor(r) else r for r in roots]
-    fns, inputs = walk([fn for fn in start if fn is not None])
+    start = [fn for fn in start if fn is not None]
+    limit = None if max_nodes is None else WALK_LIMIT
+    fns, inputs = walk(start, limit, progress)
+    cut, walked = [], len(fns)
+    if limit is not None and walked > limit:
+        budget = max(max_nodes - len(tensors) - 1, 1)  # room for the outputs and the rest
+        fns, inputs, cut = nearest(start, budget, opts)
     b = _Builder(opts, inputs)
     for t in tensors:
         b.tensor(t, "output")
     forward = opts.view == "forward"
-    for fn in fns:
+    progress.stage(2, 2 * len(fns))  # boxes, then arrows
+    for k, fn in enumerate(fns):
+        if k & MASK == 0:
+            progress.update(k)
         var = access.leaf_variable(fn)
         if var is None or not forward:
             b.op(fn)
@@ -215,20 +301,35 @@ def build(roots: list, opts: Options) -> GraphData:
             if forward:  # the leaf's box also stands for its AccumulateGrad
                 leaf.objs.append(fn)
     if forward:
-        _forward_edges(b, fns, tensors)
+        _forward_edges(b, fns, tensors, progress)
     else:
-        _backward_edges(b, fns, tensors)
+        _backward_edges(b, fns, tensors, progress)
     if opts.show_saved:
         _saved(b, fns)
+    if cut:
+        _rest(b, cut, walked - len(fns), max_nodes)
     return GraphData(b.nodes, b.edges, order=parents_first(fns, inputs))
 
 
-def _backward_edges(b: _Builder, fns: list, tensors: list) -> None:
+def _rest(b: _Builder, cut: list, at_least: int, max_nodes: int) -> None:
+    """The box of what a cut graph leaves out (``m0``): at least ``at_least``
+    nodes; an arrow from it into every drawn node it feeds."""
+    count = ngettext("{n} node", "{n} nodes", at_least).format(n=f"{at_least:,}+")
+    box = VNode("m0", "more", "more", [f"… {count} …", f"max_nodes={max_nodes}"])
+    b.nodes.append(box)
+    for fn in cut:
+        b.edges.append(VEdge(box.id, b.box[id(fn)].id))
+
+
+def _backward_edges(b: _Builder, fns: list, tensors: list,
+                    progress: Progress = SILENT) -> None:
     """torchviz's arrows: grad_fn -> output, leaf -> AccumulateGrad, input -> op."""
     for t in tensors:
         if t.grad_fn is not None:
             b.edge(t.grad_fn, t)
-    for fn in fns:
+    for k, fn in enumerate(fns):
+        if k & MASK == 0:
+            progress.update(len(fns) + k)
         var = access.leaf_variable(fn)
         if var is not None:
             b.edge(var, fn)
@@ -236,7 +337,8 @@ def _backward_edges(b: _Builder, fns: list, tensors: list) -> None:
             b.edge(nxt, fn)
 
 
-def _forward_edges(b: _Builder, fns: list, tensors: list) -> None:
+def _forward_edges(b: _Builder, fns: list, tensors: list,
+                   progress: Progress = SILENT) -> None:
     """Textbook arrows: tensor -> op -> tensor.  An op's result is drawn as a box
     only when it is an output or a named variable; otherwise ops link directly."""
     pos = {id(fn): i for i, fn in enumerate(fns)}
@@ -253,7 +355,9 @@ def _forward_edges(b: _Builder, fns: list, tensors: list) -> None:
             b.tensor(t, "tensor", "t")
     for t in made_by.values():
         b.edge(t.grad_fn, t)
-    for fn in fns:
+    for k, fn in enumerate(fns):
+        if k & MASK == 0:
+            progress.update(len(fns) + k)
         if access.leaf_variable(fn) is not None:
             continue
         for has_grad, item in constants.operands(fn):
@@ -262,6 +366,8 @@ def _forward_edges(b: _Builder, fns: list, tensors: list) -> None:
                 b.edges.append(VEdge(box.id, b.box[id(fn)].id, "const"))
                 continue
             nxt, nr = item
+            if id(nxt) not in b.inputs:
+                continue  # left out of a cut graph (its box of the rest feeds fn)
             var = access.leaf_variable(nxt)
             b.edge(var if var is not None else made_by.get((id(nxt), nr), nxt), fn)
 

@@ -7,6 +7,14 @@ same SVG as an ``<img>`` in ``text/html``, which a notebook opened fresh
 (untrusted) shows too (:mod:`.embed`).  If nothing can draw, it shows a
 sentence saying what to install, followed by the start of the DOT source,
 instead of raising.
+
+A notebook shows at most :data:`SHOW_MAX` boxes of a picture (``show_max``):
+a bigger graph, drawn by ``make_dot`` without ``max_nodes``, is shown folded
+to that many (:mod:`.fold`), so a graph of a million nodes ends in a small
+picture, not in a Graphviz run of gigabytes.  When folding can't make it that
+small, the output is one line saying so.  To see more: ``make_dot(...,
+max_nodes=N)`` (shown as drawn), ``graph.show_max = N`` (``None``: every box),
+or ``graph.svg()``, ``graph.save(...)``, which always draw every box.
 """
 from __future__ import annotations
 
@@ -14,14 +22,24 @@ import weakref
 
 from ..i18n import _, get_language, language
 from . import render as _render
+from .attributes import fit_alt
 from .describe import describe
 from .digraph import DigraphIdioms
 from .embed import img_html
 from .hubs import split_hubs
 from .dot import to_dot
+from .fold import fold_chains
 from .model import GraphData, VEdge, VNode
+from .progress import paused_gc
 from .svgpatch import SvgPatcher, with_alt
 
+#: the most boxes a notebook shows of a picture before folding it (see above)
+SHOW_MAX = 1000
+
+
+class TooBig(Exception):
+    """A picture with more boxes than its ``show_max``, even folded (the message
+    is the line the notebook shows)."""
 
 
 def _weak(obj):
@@ -37,7 +55,13 @@ class Graph(DigraphIdioms):
     it shows; ``node_id(obj)`` tells which box stands for a tensor or node;
     ``restyle({...})`` recolours boxes.  It also answers torchviz's
     ``graphviz.Digraph`` idioms: ``render``, ``view``, ``save``, ``pipe``,
-    ``format``, ``attr``, ``graph_attr`` (see :mod:`.digraph`)."""
+    ``format``, ``attr``, ``graph_attr`` (see :mod:`.digraph`).
+
+    ``show_max``: the most boxes a notebook shows (:data:`SHOW_MAX`; None, every
+    box, for a picture made with ``max_nodes``); a bigger picture is shown
+    folded to that many."""
+
+    show_max: int | None = SHOW_MAX
 
     def __init__(self, data: GraphData, theme: dict, graph_attr: dict | None = None,
                  styles: list[tuple[object, dict]] = (), alt: str | None = None,
@@ -46,9 +70,14 @@ class Graph(DigraphIdioms):
         ones win) and write the DOT source.  ``alt`` replaces the text alternative
         made from the graph (:func:`autograd_kit.viz.describe.describe`)."""
         self._data = data
-        self._alt = describe(data) if alt is None else str(alt)
+        self._alt = fit_alt(describe(data) if alt is None else str(alt))
+        # the boxes before copies of much-used ones are added: what to fold for showing
+        self._plain = GraphData(list(data.nodes), list(data.edges), dict(data.folds))
         self._copies = split_hubs(data)  # after the words: a copy is no new box
         self._index, self._strong = _index_boxes(data)
+        for node in self._plain.nodes:  # (a much-used box was replaced, not changed)
+            node.objs = []
+        self._shown_copy: tuple | None = None  # (show_max, the folded Graph or TooBig)
         self._box_ids = {n.id for n in data.nodes}
         by_box: dict[str, dict] = {}
         for obj, style in styles:
@@ -68,6 +97,7 @@ class Graph(DigraphIdioms):
         self._svg: str | None = None
         self._failure: tuple | None = None  # (renderer setting, RenderError)
         self._patcher: SvgPatcher | None = None
+        self._shown_copy = None
 
     # -- the picture as data -------------------------------------------------
     @property
@@ -189,20 +219,63 @@ class Graph(DigraphIdioms):
         by untrusted notebooks too) and as SVG, a one-line summary, and the text
         alternative as the SVG's ``alt`` in the metadata (IPython takes a bundle
         alone or such a pair).  Never raises (see the module docstring)."""
+        shown = self
         try:
-            svg = self.svg()
-            bundle = {"text/html": self.html(), "image/svg+xml": svg,
-                      "text/plain": self.summary()}
+            shown = self.shown()
+            svg = shown.svg()
+            bundle = {"text/html": shown.html(), "image/svg+xml": svg,
+                      "text/plain": self.summary() + self._folded_note(shown)}
+        except TooBig as err:
+            bundle = {"text/plain": str(err)}
         except Exception as err:
             reason = (str(err) if isinstance(err, _render.RenderError) else
                       f"The graph could not be drawn ({type(err).__name__}: {err}).")
-            bundle = {"text/plain": f"{reason}\n{source_excerpt(self.source)}"}
+            bundle = {"text/plain": f"{reason}\n{source_excerpt(shown.source)}"}
         if include is not None:
             bundle = {k: v for k, v in bundle.items() if k in include}
         if exclude is not None:
             bundle = {k: v for k, v in bundle.items() if k not in exclude}
-        metadata = {"image/svg+xml": {"alt": self._alt}} if "image/svg+xml" in bundle else {}
+        metadata = {"image/svg+xml": {"alt": shown._alt}} if "image/svg+xml" in bundle else {}
         return bundle, metadata
+
+    def shown(self) -> Graph:
+        """What a notebook shows: this picture, or, when it has more boxes than
+        :attr:`show_max`, a copy folded to that many (made once).  A picture that
+        folding can't make that small raises :class:`TooBig`, whose message is
+        the line shown instead."""
+        limit, boxes = self.show_max, len(self._plain.nodes)
+        if limit is None or boxes <= limit:
+            return self
+        if self._shown_copy is None or self._shown_copy[0] != limit:
+            with paused_gc():
+                self._shown_copy = (limit, self._fold_for_showing(limit))
+        found = self._shown_copy[1]
+        if isinstance(found, TooBig):
+            raise found
+        return found
+
+    def _fold_for_showing(self, limit: int):
+        plain = self._plain
+        first = 1 + max((int(f[1:]) for f in plain.folds if f[1:].isdigit()), default=-1)
+        data = fold_chains(GraphData(list(plain.nodes), list(plain.edges), dict(plain.folds)),
+                           limit, first=first)
+        if len(data.nodes) > limit:
+            return TooBig(f"{self.summary()}: {len(plain.nodes):,} boxes are too many to "
+                          f"show here, even folded (graph.show_max = {limit:,}). Draw a "
+                          f"part: make_dot(..., max_nodes={limit}); or all of it: "
+                          f"graph.svg(), graph.save('graph.svg').")
+        shown = Graph(data, self._theme, dict(self._graph_attr), list(self._by_box.items()),
+                      legend=self._legend)
+        shown.node_attr, shown.edge_attr = dict(self._node_attr), dict(self._edge_attr)
+        shown.show_max, shown._lang = None, self._lang
+        return shown
+
+    def _folded_note(self, shown: Graph) -> str:
+        """What text/plain adds when the picture shown is folded for showing."""
+        if shown is self:
+            return ""
+        return (f" (shown folded to {len(shown._plain.nodes):,} boxes; graph.show_max = None"
+                f" shows all)")
 
 
 SOURCE_LINES = 30  # lines of DOT shown when the picture can't be drawn

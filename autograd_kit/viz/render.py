@@ -128,7 +128,7 @@ _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
 def render_svg(source: str) -> str:
     """The SVG text, without the ``<?xml ...?>`` prolog and doctype, so that it can
     be placed inside HTML."""
-    return _PROLOG.sub("", render(source, "svg").decode("utf-8"), count=1)
+    return _PROLOG.sub("", render(source, "svg").decode("utf-8", "replace"), count=1)
 
 
 def time_limit() -> float:

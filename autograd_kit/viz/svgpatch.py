@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .attributes import clean_text
+from .attributes import fit_alt, fit_label, xml_escape
 
 _GROUP = re.compile(r'<g id="([^"]+)" class="(node|edge|cluster)">')
 _TAG = re.compile(r"<(polygon|ellipse|path|polyline|text)\b[^>]*>")
@@ -30,8 +30,7 @@ X11 = {"darkolivegreen1": "#caff70", "darkolivegreen3": "#a2cd5a",
 
 
 def _xml(value) -> str:
-    text = X11.get(str(value), str(value))
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+    return xml_escape(fit_label(X11.get(str(value), str(value))))
 
 
 def set_attrs(tag: str, new: dict[str, str]) -> str:
@@ -106,11 +105,11 @@ _SVG_TAG = re.compile(r"<svg\b[^>]*?(/?)>")
 def with_alt(svg: str, alt: str) -> str:
     """``svg`` with a text alternative: ``role="img"`` and ``aria-label`` on the
     ``<svg>`` element and a ``<title>`` as its first child (what screen readers
-    read, and browsers show as a tooltip).  ``alt`` is plain text; it is escaped."""
+    read, and browsers show as a tooltip).  ``alt`` is plain text; it is cleaned,
+    cut (:func:`~autograd_kit.viz.attributes.fit_alt`) and escaped."""
     match = _SVG_TAG.search(svg)
     if match is None or not alt:
         return svg
-    text = (clean_text(alt).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
+    text = xml_escape(fit_alt(alt))
     opening = set_attrs(match.group(0), {"role": "img", "aria-label": text})
     return f"{svg[:match.start()]}{opening}\n<title>{text}</title>{svg[match.end():]}"
