@@ -61,6 +61,18 @@ def _notebook_cells_in_order(items) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _language_kept():
+    """A test that runs a lesson's cells in this process (the Chinese edition calls
+    ``set_language("zh")``) must not leave the kit speaking Chinese to the tests
+    that run after it, whatever the order."""
+    from autograd_kit import i18n
+    before = i18n._state["chosen"]
+    yield
+    if i18n._state["chosen"] != before:
+        i18n._state["chosen"], i18n._state["lang"], i18n._state["catalog"] = before, None, None
+
+
+@pytest.fixture(autouse=True)
 def _standin_guard(request):
     """On the stand-in, a refusal the kit caught and hid still fails the test."""
     if not STANDIN or not _is_gpu_case(request.node):

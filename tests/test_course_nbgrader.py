@@ -23,7 +23,8 @@ import pytest
 from autograd_kit import exercises, i18n
 from autograd_kit.course import find_lessons, read_lesson
 from autograd_kit.course.__main__ import main
-from autograd_kit.course.nbgrader import POINTS, assignment_name, reveals_answer, to_nbgrader
+from autograd_kit.course.nbgrader import (GRADED, POINTS, READY, assignment_name, exercise_key,
+                                          to_nbgrader)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
@@ -83,10 +84,12 @@ def test_every_exercise_becomes_an_answer_and_a_graded_test(lang):
             assert answer.source.startswith(learner.rstrip("\n"))
             assert f"### BEGIN SOLUTION\n{ex.solution.rstrip()}\n### END SOLUTION" in answer.source
             assert nbg(test)["points"] == POINTS and nbg(test)["locked"]
+            key = exercise_key(lesson, ex.number)
             check = lesson.notebook.cells[ex.check_cell].source
-            assert check.rstrip("\n") in test.source and "grading(True)" in test.source
-            hidden = "### BEGIN HIDDEN TESTS" in test.source
-            assert hidden == reveals_answer(check)
+            assert f"grade({key!r}, globals())".replace("'", '"') in check
+            visible, hidden = test.source.split("### BEGIN HIDDEN TESTS\n")
+            assert READY.format(key=key) in visible and "grade(" not in visible
+            assert hidden == GRADED.format(key=key) + "\n### END HIDDEN TESTS"
         # the folded solutions are not handed out; everything else is read-only
         assert not any("solution" in c.metadata.get("tags", []) for c in nb.cells)
         others = [c for c in nb.cells if not nbg(c).get("solution") and not nbg(c).get("grade")]
@@ -95,12 +98,20 @@ def test_every_exercise_becomes_an_answer_and_a_graded_test(lang):
         assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
 
 
-def test_a_check_that_shows_its_answer_is_hidden():
-    assert reveals_answer('check("Ex 1", my_grad, x.grad, why="2x at x = 3")')
-    assert reveals_answer('check("Ex 1", my_grad, 6.0)')
-    assert not reveals_answer('check("Ex 3", MyExp, test=lambda f: backward_problem(f, xs))')
-    assert reveals_answer('check("Ex 3", MyExp, test=lambda f: backward_problem(f, xs), '
-                          'why="exp is its own derivative")')
+def test_a_graded_cell_shows_no_answer_and_trusts_nothing_in_the_notebook():
+    """The released test cell only asks whether an answer is there; the hidden part
+    imports the checks afresh, so a learner's ``grade = ...`` is not what runs."""
+    key = "lesson03.ex1"
+    ns = {"my_dL_dh": 5.0, "my_w_grad": 7.5, "my_x_grad": 10.0}
+    exec(READY.format(key=key), ns)
+    exec(GRADED.format(key=key), ns)
+    ns.update(my_w_grad=0.0, grade=lambda *a, **k: None)
+    exec(READY.format(key=key), ns)                  # answered: Validate passes
+    with pytest.raises(AssertionError, match="w.grad"):
+        exec(GRADED.format(key=key), ns)
+    ns["my_x_grad"] = ...
+    with pytest.raises(AssertionError, match="not answered yet"):
+        exec(READY.format(key=key), ns)
 
 
 def test_the_command_writes_a_course(tmp_path, capsys):

@@ -267,11 +267,15 @@ def stdout_of(cell) -> str:
 @pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)
 def test_exercise_convention_holds(path):
     nb = read(path)
-    for i, ex, chk, sol in exercise_triples(nb):
+    for k, (i, ex, chk, sol) in enumerate(exercise_triples(nb), 1):
         assert "..." in ex.source, f"{path.name} cell {i}: the exercise cell has no ... to replace"
-        assert "check(" in chk.source, f"{path.name} cell {i + 1}: the check cell calls no check()"
-        # the check's why= text is the worked answer: its source starts folded
-        # away in JupyterLab, so the learner sees the verdict, not the answer
+        # the check lives in the package, named by lesson and exercise: the cell
+        # holds no reference value and nothing a learner's code could redefine
+        key = f"lesson{path.name[:2]}.ex{k}"
+        assert f'grade("{key}", globals())' in chk.source, \
+            f"{path.name} cell {i + 1}: the check cell does not call grade({key!r}, globals())"
+        # what a right answer prints (why) is the worked answer: the check's
+        # source starts folded away in JupyterLab, so the learner sees the verdict
         assert chk.metadata.get("jupyter", {}).get("source_hidden") is True, \
             f"{lesson_id(path)} cell {i + 1}: the check cell's source is not collapsed"
         code = solution_code(sol)

@@ -10,17 +10,19 @@ lesson cell                 nbgrader cell
                             it, then the folded solution between ``### BEGIN
                             SOLUTION`` / ``### END SOLUTION``.  ``generate_assignment``
                             removes that region, so the released cell is the lesson's.
-``exercise-check``          *autograded tests*, worth :data:`POINTS` points: grading
-                            mode on, then the lesson's own check.  A check whose code
-                            shows the answer sits between ``### BEGIN HIDDEN TESTS`` /
-                            ``### END HIDDEN TESTS``: learners see it in their feedback.
+``exercise-check``          *autograded tests*, worth :data:`POINTS` points.  The visible
+                            part (:data:`READY`) only asks whether an answer is there and
+                            is the right kind of thing, so Validate catches an untouched
+                            notebook; the part between ``### BEGIN HIDDEN TESTS`` / ``###
+                            END HIDDEN TESTS`` (:data:`GRADED`) grades it.  Both call the
+                            package by the exercise's name: the cell shows no answer.
 ``solution``                left out (it *is* the answer).
 anything else               *read-only*: prose and lesson code, restored on grading.
 ==========================  ===========================================================
 
-In grading mode (:func:`autograd_kit.exercises.grading`) ``check`` raises its
-sentence as an error for an open or wrong answer, so nbgrader gives the cell zero
-points and its feedback shows the very sentence the lesson would print.
+The graded cell raises the sentence the lesson's own check cell prints
+(:func:`autograd_kit.exercises.grade`, the same function with the same answer), so
+nbgrader gives the cell zero points and its feedback shows that very sentence.
 """
 from __future__ import annotations
 
@@ -34,7 +36,6 @@ from .safe_write import read_folder, write_files
 POINTS = 1
 ASSIGNMENT_PREFIX = "lesson"
 CONFIG_FILE = "nbgrader_config.py"
-GRADING_ON = "from autograd_kit.exercises import grading\ngrading(True)\n"
 
 _CONFIG = '''\
 # nbgrader settings for the autograd_kit course ({language} edition).
@@ -55,16 +56,6 @@ def assignment_name(lesson: Lesson) -> str:
     return f"{ASSIGNMENT_PREFIX}{lesson.number:02d}"
 
 
-def reveals_answer(check_source: str) -> bool:
-    """Whether a check cell's code gives the answer away.
-
-    The lessons fold every check cell for that reason: its ``why=`` text is the
-    worked answer, and most checks compute the expected value in plain sight.
-    Only a check that asks gradcheck (``backward_problem``) and explains nothing
-    can be shown to the learner as it is."""
-    return "why=" in check_source or "backward_problem" not in check_source
-
-
 def _meta(grade_id: str, *, grade: bool = False, solution: bool = False,
           locked: bool = False, points: int | None = None) -> dict:
     meta = {"grade": grade, "solution": solution, "locked": locked, "task": False,
@@ -79,13 +70,35 @@ def _answer_source(learner: str, solution: str) -> str:
             + "\n### END SOLUTION")
 
 
-def _test_source(check: str, lesson: Lesson) -> str:
-    body = GRADING_ON + check.rstrip("\n")
-    if not reveals_answer(check):
-        return body
+def exercise_key(lesson: Lesson, number: int) -> str:
+    """``lesson03.ex1``: the name :func:`autograd_kit.exercises.grade` knows it by."""
+    return f"{ASSIGNMENT_PREFIX}{lesson.number:02d}.ex{number}"
+
+
+#: the hidden part of a graded cell: it binds everything it uses itself.  The
+#: exercises module is imported afresh (a learner's ``check = ...``, or a patched
+#: ``autograd_kit.exercises.grade``, is not what runs), only the exercise's answer
+#: names are read from the notebook, and the reference values live in the package,
+#: so the cell's source shows no answer.
+GRADED = """\
+import sys as _ak_sys
+_ak_sys.modules.pop("autograd_kit.exercises", None)
+import autograd_kit.exercises
+_ak_sys.modules["autograd_kit.exercises"].grade({key!r}, globals(), graded=True)"""
+
+#: the visible part: the answer is there, is not ``...``, and is the right kind of
+#: thing, so that nbgrader's Validate fails on an untouched or unfinished notebook
+READY = """\
+import autograd_kit.exercises
+autograd_kit.exercises.ready({key!r}, globals())"""
+
+
+def _test_source(check: str, lesson: Lesson, number: int = 0) -> str:
+    key = exercise_key(lesson, number)
     with language(lesson.language):
         note = _("# This check runs when your work is graded.")
-    return f"{note}\n### BEGIN HIDDEN TESTS\n{body}\n### END HIDDEN TESTS"
+    return (f"{note}\n{READY.format(key=key)}\n### BEGIN HIDDEN TESTS\n"
+            f"{GRADED.format(key=key)}\n### END HIDDEN TESTS")
 
 
 def to_nbgrader(lesson: Lesson):
@@ -108,7 +121,7 @@ def to_nbgrader(lesson: Lesson):
             cell.source = _answer_source(cell.source, ex.solution)
             cell.metadata["nbgrader"] = _meta(f"exercise-{ex.number}", solution=True)
         elif role == "check":
-            cell.source = _test_source(cell.source, lesson)
+            cell.source = _test_source(cell.source, lesson, ex.number)
             cell.metadata["nbgrader"] = _meta(f"exercise-{ex.number}-check", grade=True,
                                               locked=True, points=POINTS)
         else:
