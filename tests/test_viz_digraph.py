@@ -9,25 +9,12 @@ from pathlib import Path
 import pytest
 
 import autograd_kit as ak
-from autograd_kit.viz import RenderError, make_dot, render, set_renderer
+from autograd_kit.viz import RenderError, make_dot, render
 from autograd_kit.viz import digraph, raster
 
+from render_support import any_renderer, choose_freely  # noqa: F401 (a fixture)
+
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(autouse=True)
-def choose_freely(monkeypatch):
-    monkeypatch.delenv(render.ENV_VAR, raising=False)
-    set_renderer(None)
-    yield
-    set_renderer(None)
-
-
-def any_renderer():
-    try:
-        render.choose()
-    except RenderError:
-        pytest.skip("no Graphviz renderer installed")
 
 
 def graph():

