@@ -71,6 +71,24 @@ def _second_pass(out, seed, upstream, leaves):
                                     materialize_grads=True))
 
 
+def _copies(tensors):
+    return [None if t is None else t.detach().numpy().copy() for t in tensors]
+
+
+def _equal(now, then) -> None:
+    """Pairwise equal, where ``then`` has a value."""
+    for a, b in zip(now, then):
+        if b is not None:
+            np.testing.assert_array_equal(a, b)
+
+
+def _graph_untouched(leaves, out, forward, seed, upstream, grads) -> None:
+    """The forward values are as they were, and a second backward through the
+    retained graph (which reads the saved tensors) gives ``grads`` again."""
+    _equal(_arrays([*leaves, out]), forward)
+    _equal(_second_pass(out, seed, upstream, leaves), grads)
+
+
 @pytest.mark.parametrize("upstream", ["sum", "random"])
 @pytest.mark.parametrize("case", PARAMS)
 def test_leaf_grads_are_their_own(case, upstream):
@@ -79,19 +97,12 @@ def test_leaf_grads_are_their_own(case, upstream):
     root, g = _root(out, seed, upstream)
     root.backward(g, retain_graph=True)
     grads = [t.grad for t in leaves]
-    before = [None if gr is None else gr.numpy().copy() for gr in grads]
+    before = _copies(grads)
     for gr in grads:
         if gr is not None:
             _write(gr)
-    for gr, b in zip(grads, before):  # each changed by its own write only
-        if gr is not None:
-            np.testing.assert_array_equal(gr.numpy(), b + 1.5)
-    for now, then in zip(_arrays([*leaves, out]), forward):
-        np.testing.assert_array_equal(now, then)
-    again = _second_pass(out, seed, upstream, leaves)
-    for a, b in zip(again, before):
-        if b is not None:
-            np.testing.assert_array_equal(a, b)
+    _equal(_copies(grads), [None if b is None else b + 1.5 for b in before])  # (own writes)
+    _graph_untouched(leaves, out, forward, seed, upstream, before)
 
 
 @pytest.mark.parametrize("upstream", ["sum", "random"])
@@ -101,16 +112,11 @@ def test_autograd_grad_results_share_nothing_of_the_graph(case, upstream):
     forward = _arrays([*leaves, out])
     root, g = _root(out, seed, upstream)
     grads = ak.autograd.grad(root, leaves, g, retain_graph=True, allow_unused=True)
-    before = [None if gr is None else gr.numpy().copy() for gr in grads]
+    before = _copies(grads)
     for gr in grads:
         if gr is not None:
             _write(gr)
-    for now, then in zip(_arrays([*leaves, out]), forward):
-        np.testing.assert_array_equal(now, then)
-    again = _second_pass(out, seed, upstream, leaves)
-    for a, b in zip(again, before):
-        if b is not None:
-            np.testing.assert_array_equal(a, b)
+    _graph_untouched(leaves, out, forward, seed, upstream, before)
 
 
 @pytest.mark.parametrize("case", PARAMS)
@@ -130,18 +136,14 @@ def test_a_hook_that_writes_in_place_equals_one_that_returns(case):
         except RuntimeError as err:  # a broadcast gradient: PyTorch refuses the write too
             assert in_place and errors.INTERNAL_OVERLAP in str(err), str(err)
             return
-        for now, then in zip(_arrays([*leaves, out]), forward):
-            np.testing.assert_array_equal(now, then)
-        grads = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+        _equal(_arrays([*leaves, out]), forward)
+        grads = _copies(t.grad for t in leaves)
         for t in leaves:
             t.grad = None
         out.backward(seed.clone(), retain_graph=True)  # the saved tensors are untouched
-        again = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
-        results.append((grads, again))
-    for (ref, ref2), (got, got2) in zip([results[0]], [results[1]]):
-        for r, g_ in zip(ref + ref2, got + got2):
-            if r is not None:
-                np.testing.assert_array_equal(r, g_)
+        results.append(grads + _copies(t.grad for t in leaves))
+    reference, in_place_results = results
+    _equal(in_place_results, reference)
 
 
 @pytest.mark.parametrize("upstream", ["sum", "random"])
@@ -152,7 +154,7 @@ def test_step_records_share_nothing_of_the_graph(case, upstream):
     forward = _arrays([*leaves, out])
     root, g = _root(out, seed, upstream)
     steps = list(backward_steps(root, g, retain_graph=True))
-    grads = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+    grads = _copies(t.grad for t in leaves)
     shown = {}
     for step in steps:
         for t in (step.grad_in, *step.contributions, *step.grads_out):
@@ -160,15 +162,8 @@ def test_step_records_share_nothing_of_the_graph(case, upstream):
                 shown[id(t)] = t
     for t in shown.values():
         _write(t)
-    for now, then in zip(_arrays([*leaves, out]), forward):
-        np.testing.assert_array_equal(now, then)
-    for t, b in zip(leaves, grads):
-        if b is not None:
-            np.testing.assert_array_equal(t.grad.numpy(), b)
-    again = _second_pass(out, seed, upstream, leaves)
-    for a, b in zip(again, grads):
-        if b is not None:
-            np.testing.assert_array_equal(a, b)
+    _equal(_copies(t.grad for t in leaves), grads)
+    _graph_untouched(leaves, out, forward, seed, upstream, grads)
 
 
 # -- the cases that were seen to fail, named -----------------------------------------
