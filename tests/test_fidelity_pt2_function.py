@@ -242,10 +242,13 @@ def non_differentiable_input_returned(lib):
     return y is x, y.requires_grad, y.is_leaf, y._base is x
 
 
-def non_differentiable_output_gets_zeros(lib):
+def _non_differentiable_second_output(lib, materialize):
+    """What backward receives for an output marked non-differentiable."""
     seen = []
 
     def forward(ctx, x):
+        if not materialize:
+            ctx.set_materialize_grads(False)
         a, b = x * 2, x * 3
         ctx.mark_non_differentiable(b)
         return a, b
@@ -257,24 +260,14 @@ def non_differentiable_output_gets_zeros(lib):
     a, b = _fn(lib, "Two", forward, backward).apply(x)
     a.sum().backward()
     return seen, x.grad
+
+
+def non_differentiable_output_gets_zeros(lib):
+    return _non_differentiable_second_output(lib, materialize=True)
 
 
 def non_differentiable_output_without_materializing(lib):
-    seen = []
-
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        a, b = x * 2, x * 3
-        ctx.mark_non_differentiable(b)
-        return a, b
-
-    def backward(ctx, ga, gb):
-        seen.append(gb)
-        return ga * 2
-    x = _x(lib)
-    a, b = _fn(lib, "Two", forward, backward).apply(x)
-    a.sum().backward()
-    return seen, x.grad
+    return _non_differentiable_second_output(lib, materialize=False)
 
 
 def without_materializing_a_none_gradient(lib):
