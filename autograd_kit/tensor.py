@@ -409,13 +409,17 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
-        shape = self._data.shape
-        if isinstance(dim, int) and not -len(shape) <= dim < len(shape):
-            if not shape:
+        self._check_dim(dim)
+        return self._data.shape[dim]
+
+    def _check_dim(self, dim) -> None:
+        """PyTorch's IndexError for a dimension the tensor does not have."""
+        n = self._data.ndim
+        if isinstance(dim, int) and not -n <= dim < n:
+            if not n:
                 raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
             raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-len(shape)}, {len(shape) - 1}], but got {dim})")
-        return shape[dim]
+                             f"[{-n}, {n - 1}], but got {dim})")
 
     @property
     def ndim(self) -> int:
@@ -449,6 +453,21 @@ class Tensor:
 
     def element_size(self) -> int:
         return self._data.dtype.itemsize
+
+    def stride(self, dim=None):
+        """Steps in memory, counted in elements, from one entry to the next along
+        each dimension (``stride(dim)``: along one).  A fresh tensor of shape
+        ``(2, 3)`` has ``(3, 1)``; its transpose ``(1, 3)``; an ``expand``-ed
+        dimension ``0``: all its entries are one element in memory."""
+        size = self._data.dtype.itemsize
+        steps = tuple(s // size for s in self._data.strides)
+        if dim is None:
+            return steps
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(f"stride(): argument 'dim' (position 1) must be int, "
+                            f"not {type(dim).__name__}")
+        self._check_dim(dim)
+        return steps[dim]
 
     def data_ptr(self) -> int:
         return int(backend.xp_of(self._data).asarray(self._data).__array_interface__["data"][0]) \
