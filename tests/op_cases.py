@@ -251,6 +251,18 @@ CASES: dict[str, list[Case]] = {
         C("bce-none", uniform(0.1, 0.9, (5,), (5,)),
           lambda p, y: loss.binary_cross_entropy(p, y, "none")),
     ],
+    "BinaryCrossEntropyBackwardBackward0": [  # its gradient, recorded: of g, p and y
+        C("bce-grad-none", lambda rng: (rng.standard_normal(5), rng.uniform(0.1, 0.9, 5),
+                                        rng.uniform(0.1, 0.9, 5)),
+          lambda g, p, y: ak.autograd.grad(loss.binary_cross_entropy(p, y, "none"), p, g,
+                                           create_graph=True)[0]),
+        C("bce-grad-mean-weighted", lambda rng: (rng.standard_normal(()),
+                                                 rng.uniform(0.1, 0.9, (2, 3)),
+                                                 rng.uniform(0.1, 0.9, (2, 3))),
+          lambda g, p, y: ak.autograd.grad(
+              loss.binary_cross_entropy(p, y, weight=const(p, [[0.5, 2.0, 1.0]] * 2)), p, g,
+              create_graph=True)[0]),
+    ],
     # --------------------------------------------------------- reduce.py --
     "SumBackward0": [
         C("sum-all", normal((3, 4)), lambda x: x.sum()),

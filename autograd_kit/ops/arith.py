@@ -6,6 +6,7 @@ the output.  For ``z = x * y``: dz/dx = y, so x receives ``g * y``.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 from ..graph import HOLDS_NUMBER
@@ -241,6 +242,7 @@ def _pow_arrays(x, y):
     negative integer power of an integer is 0 (1 and -1 excepted), not numpy's
     error; booleans have no power."""
     if x.dtype.kind == "b":
+        check_broadcast(x, y)  # (shapes are refused first)
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if x.dtype.kind in "iu" and (y < 0).any():
         xp = backend.xp_of(x)
@@ -303,20 +305,10 @@ def matmul(a, b):
     if na == 0 or nb == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{na}D and {nb}D")
-    try:
-        out = da @ db
-    except ValueError:
-        if na == 1 and nb == 1:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{da.shape[0]}] and "
-                               f"src [{db.shape[0]}] to have the same number of elements, but "
-                               f"got {da.shape[0]} and {db.shape[0]} elements respectively"
-                               ) from None
-        if na == 2 and nb == 1:
-            raise RuntimeError(f"size mismatch, got input ({da.shape[0]}), mat "
-                               f"({da.shape[0]}x{da.shape[1]}), vec ({db.shape[0]})") from None
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({'x'.join(map(str, da.shape))} and "
-                           f"{'x'.join(map(str, db.shape))})") from None
+    refused = _product_shapes(da.shape, db.shape)
+    if refused:
+        raise RuntimeError(refused)
+    out = da @ db
     if na == 1 and nb == 1:
         return record(DotBackward0, out, (a, b), self=a, other=b)
     if na == 2 and nb == 1:
@@ -330,6 +322,53 @@ def matmul(a, b):
     return record(BmmBackward0, out, (a, b), self=a, mat2=b)
 
 
+def _product_kind(sa, sb) -> str:
+    """The kernel PyTorch runs for a product of these shapes: ``dot`` (two
+    vectors), ``mv`` (matrices times a vector: a stack of matrices is folded into
+    one tall matrix), ``mm`` (a vector or matrix times a matrix) or ``bmm``."""
+    na, nb = len(sa), len(sb)
+    if na == 1 and nb == 1:
+        return "dot"
+    if nb == 1:
+        return "mv"
+    return "mm" if nb == 2 else "bmm"
+
+
+def _product_shapes(sa, sb) -> str | None:
+    """PyTorch's words for two shapes that cannot be multiplied, or None when
+    they can.  A vector on the left is a one-row matrix."""
+    kind = _product_kind(sa, sb)
+    if kind == "dot":
+        return None if sa[0] == sb[0] else (
+            f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to "
+            f"have the same number of elements, but got {sa[0]} and {sb[0]} elements "
+            f"respectively")
+    if kind == "mv":
+        rows = math.prod(sa[:-1])
+        return None if sa[-1] == sb[0] else (
+            f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
+    if len(sa) == 1:
+        sa = (1,) + tuple(sa)
+    if kind == "mm" and len(sa) == 2:
+        return None if sa[1] == sb[0] else (
+            f"mat1 and mat2 shapes cannot be multiplied "
+            f"({'x'.join(map(str, sa))} and {'x'.join(map(str, sb))})")
+    if kind == "mm":  # a stack of matrices times one matrix: one tall matrix
+        rows = math.prod(sa[:-1])
+        return None if sa[-1] == sb[0] else (
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and "
+            f"{'x'.join(map(str, sb))})")
+    for i in range(1, min(len(sa), len(sb)) - 1):
+        x, y = sa[-2 - i], sb[-2 - i]
+        if x != y and x != 1 and y != 1:
+            return (f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                    f"at non-singleton dimension {max(len(sa), len(sb)) - 2 - i}")
+    batch = math.prod(backend.broadcast_shapes(sa[:-2], sb[:-2]))
+    return None if sa[-1] == sb[-2] else (
+        f"Expected size for first two dimensions of batch2 tensor to be: "
+        f"[{batch}, {sa[-1]}] but got: [{batch}, {sb[-2]}].")
+
+
 _C = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
       "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
       "bool": "bool"}
@@ -337,20 +376,15 @@ _C = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": 
 
 def _matmul_dtypes(da, db):
     """PyTorch's refusal of a product of two dtypes (or of booleans), in the words
-    of the kernel the shapes lead to: dot, mv (addmv), mm (addmm) or bmm."""
+    of the kernel the shapes lead to.  Shapes that cannot be multiplied are
+    refused first (below, by :func:`matmul`), except for two vectors."""
     na, nb = da.ndim, db.ndim
     if na == 0 or nb == 0:
         return  # (refused below, for the dimensions)
-    if na == 1 and nb == 1:
-        kind, kernel = "dot", "dot"
-    elif nb == 1 or (na == 1 and nb > 2):
-        kind, kernel = "mv", "addmv_impl_cpu"
-    elif nb == 2 or (na == 1 and nb == 2):
-        kind, kernel = "mm", "addmm_impl_cpu_"
-    else:
-        kind, kernel = "bmm", "bmm"
-    if kind == "mm" and da.shape[-1] != db.shape[-2 if nb > 1 else 0]:
-        return  # (the shapes are refused first)
+    kind = _product_kind(da.shape, db.shape)
+    if _product_shapes(da.shape, db.shape) and not (kind == "dot" and da.dtype != db.dtype):
+        return
+    kernel = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}[kind]
     if da.dtype == db.dtype:
         if da.size == 0 or db.size == 0:
             return  # (no kernel runs for empty operands)
@@ -359,15 +393,12 @@ def _matmul_dtypes(da, db):
     name = lambda d: scalar_type_name(d.dtype)  # noqa: E731
     if kind == "bmm" and da.dtype.kind == "b":
         raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
-    if kind == "mm" and da.shape[-1] != db.shape[-2 if nb > 1 else 0]:
-        return  # (the shapes are refused first)
     if kind == "dot":
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{name(da)} and {name(db)}")
     if kind == "mv":
-        mat, vec = (da, db) if nb == 1 else (db, da)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{name(vec)}, {name(mat)}, and {name(vec)}")
+                           f"{name(db)}, {name(da)}, and {name(db)}")
     if kind == "mm":
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C[da.dtype.name]} != {_C[db.dtype.name]}")
@@ -448,16 +479,18 @@ RsubBackward1 = rule("RsubBackward1", "alpha", self="-g * alpha")
 MulBackward0 = rule("MulBackward0", "self other", self="g * other", other="g * self")
 MulBackward0._frees = ("other",)  # ``x * 2``: the 2 is saved, and freed, as a tensor
 DivBackward0 = rule("DivBackward0", "self other",
-                    self="g / other", other="-g * self / (other * other)")
+                    self="g / other", other="-g * ((self / other) / other)")
+# (PyTorch's order of operations: x / 0 gives inf, then inf / 0 inf, where
+# x / (0 * 0) would too but its second derivative would not match)
 DivBackward0._frees = ("other",)
 NegBackward0 = rule("NegBackward0", "", self="-g")
 PowBackward0 = rule("PowBackward0", "self exponent",
                     self="pow_backward(g, self, exponent)")
 PowBackward1 = rule("PowBackward1", "self exponent result",
                     self="pow_backward(g, self, exponent)",
-                    exponent="g * result * log_or_zero(self, exponent)")
+                    exponent="pow_exponent_grad(g, self, exponent, result)")
 PowBackward2 = rule("PowBackward2", "self exponent result",
-                    exponent="g * result * log_or_zero(self, exponent)")
+                    exponent="pow_exponent_grad(g, self, exponent, result)")
 DotBackward0 = rule("DotBackward0", "self other", self="g * other", other="g * self")
 MvBackward0 = rule("MvBackward0", "self vec",
                    self="unsqueeze(g, -1) * vec", vec="mT(self) @ g")

@@ -72,6 +72,8 @@ def _integer_division(fn, kernel):
     def op(a, b):
         kinds = _kind(a) + _kind(b)
         if kinds == "bb":
+            if isinstance(a, Tensor) and isinstance(b, Tensor):
+                check_broadcast(a, b)  # (shapes are refused first)
             raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
         out = fn(a, b)
         if out is not NotImplemented and out._data.size and \

@@ -205,20 +205,20 @@ def pow_backward(g, self, exponent):
         if exponent == 0.5:  # x^-0.5 as 1/sqrt(x), as PyTorch computes it (NaN at -inf)
             return g * 0.5 / (self ** 0.5)
         return g * exponent * self ** (exponent - 1)
-    return where(_raw(exponent) == 0, 0.0, g * exponent * self ** (exponent - 1))
+    return where(_raw(exponent) == 0, 0.0, g * (exponent * self ** (exponent - 1)))
 
 
-def log_or_zero(self, exponent):
-    """log(x) for d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0.
-    (``2 ** x`` keeps its base as a number: its log is a number too.)"""
+def pow_exponent_grad(g, self, exponent, result):
+    """d/dn x^n = x^n log x, taken as 0 where x == 0 and n >= 0 (there x^n is 0
+    or 1 whatever n does).  The 0 is chosen by ``where``, as PyTorch does, so a
+    second derivative still meets log 0 = -inf there (and gives NaN, as
+    PyTorch's does).  ``2 ** x`` keeps its base as a number: its log is a number."""
     if self.__class__ in (builtins.int, builtins.float):
-        if self > 0:
-            return math.log(self)
-        if self < 0:  # (a negative base: NaN, as PyTorch's log gives)
-            return math.nan
-        self = zeros_like(exponent)  # 0 ** x: the mask below decides
+        if self != 0:
+            return g * (result * (math.log(self) if self > 0 else math.nan))
+        return g * where(_raw(exponent) >= 0, 0.0, result * -math.inf)
     mask = (_raw(self) == 0) & (_raw(exponent) >= 0)
-    return log(where(mask, 1.0, self))
+    return g * where(mask, 0.0, result * log(self))
 
 
 def inside(self, lo, hi):
@@ -262,9 +262,17 @@ def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
         hit = (xp.abs(s) == r) | (xp.isnan(s) & xp.isnan(r))
         share = (hit / hit.sum(axis=dim, keepdims=True)).astype(s.dtype)
         return g * sign(self) * _like(g, share)
-    scaled = sign(self) * where(_raw(self) == 0, 0.0, abs(self) ** (ord - 1))
+    # sign(x) |x|^(p-1) in PyTorch's three forms (so a second derivative, and
+    # its rounding, is PyTorch's): x |x|^(p-2) from p = 2 up, a product without
+    # sign(); sign(x) |x|^(p-1) below; with 0 at x = 0 for p < 1
+    if ord >= 2:
+        scaled = self * abs(self) ** (ord - 2)
+    elif ord > 1:
+        scaled = sign(self) * abs(self) ** (ord - 1)
+    else:
+        scaled = sign(self) * where(_raw(self) == 0, 0.0, abs(self) ** (ord - 1))
     if ord < 1:  # r^(1-p) is 0 at r = 0 (no division): as PyTorch computes it
-        return scaled * (g * result ** (1 - ord))
+        return scaled * g * result ** (1 - ord)
     return scaled * div_or_zero(g, result ** (ord - 1))
 
 
@@ -337,6 +345,9 @@ def product_of_others(self, result, dims):
     zeros = a == 0
     if not zeros.any():
         return result / self
+    extent = a.size if dims is None else math.prod(a.shape[d] for d in dims)
+    if extent == 1:  # each product has one factor: d/dx x = 1, a constant (as in PyTorch,
+        return _like(self, xp.ones_like(a))  # whose zero-safe path reads no input then)
     if dims is None and not _is_tensor(self) and int(zeros.sum()) > 1:
         return xp.zeros_like(a)  # two zeros: every other-product is 0 (inf and NaN or not)
     if _is_tensor(self):  # create_graph: recorded, so it can be differentiated again
@@ -503,7 +514,7 @@ def inverse_permutation(dims):
 
 _WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, where, expand,
           reshape, mT, transpose, t, permute, flip,
-          squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, log_or_zero,
+          squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
           product_of_others, var_backward, mm_mat2_grad, count_of, select_key, slice_key,
           zero_at,
@@ -519,6 +530,7 @@ def _install():
         "scale_for": loss.scale_for, "nll_grad": on_tensors(loss.nll_grad),
         "nll_of": on_tensors(loss.nll_of),
         "weighted": loss.weighted,
+        "bce_backward": loss.bce_backward,
         "to_device": on_tensors(convert.to_device),
         "gather_view": on_tensors(indexing.gather_view),
         "scatter_view": on_tensors(indexing.scatter_view),

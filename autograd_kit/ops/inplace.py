@@ -215,9 +215,22 @@ def setitem(t, key, value):
     from .indexing import _as_index, _is_basic, getitem, index_put
     k = key if isinstance(key, tuple) else (key,)
     k = tuple(_as_index(i) for i in k)
+    if value.__class__ in (int, float, bool):  # PyTorch's conversion, and its refusal of
+        from .shape import fill_value  # a number the dtype cannot hold, before any write
+        try:
+            value = fill_value(value, t._data.dtype)
+        except RuntimeError as err:
+            raise errors.short(err)
     write = fill if isinstance(value, Tensor) and value.ndim == 0 else (
         lambda old, v: copy(old, v, into_view=True))
     try:
+        flag = _bool_key(key)
+        if flag is not None:  # ``t[True] = v``: a view with a new dimension of size 1
+            if flag is False and not isinstance(key, Tensor):  # (or 0): PyTorch writes
+                return t  # through it (CopySlices); a Python False writes nothing at all
+            inplace(getitem(t.unsqueeze(0), slice(0, int(flag))),  # (a copy_, even of
+                    lambda old, v: copy(old, v, into_view=True), value)  # a 0-d value)
+            return t
         if all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in k):
             return inplace(t, write, value)  # the whole tensor: written directly, no view
         if all(_is_basic(i) for i in k):
@@ -227,6 +240,16 @@ def setitem(t, key, value):
         return inplace(t, lambda old, v: index_put(old, k, v), value)
     except Exception as err:
         raise errors.short(err)  # the learner's line, then this call: no more
+
+
+def _bool_key(key):
+    """True or False for a key that is one boolean (a Python bool or a 0-d bool
+    tensor), else None."""
+    if key.__class__ is bool:
+        return key
+    if isinstance(key, Tensor) and key.ndim == 0 and key._data.dtype.kind == "b":
+        return bool(key._data)
+    return None
 
 
 CopyBackwards = rule("CopyBackwards", "", self="zeros_like(g)", src="g")

@@ -179,9 +179,36 @@ NllLossBackwardBackward0 = rule("NllLossBackwardBackward0",
                                 "target weight reduction ignore_index",
                                 grad_output="nll_of(g, target, weight, reduction, ignore_index)",
                                 self="zeros_like(g)")
+def bce_backward(g, self, target, reduction, weight):
+    """binary_cross_entropy's gradient, g (x - y) / max(x (1 - x), 1e-12), times
+    1/N for a mean and the weight.  Under create_graph=True (Tensors) it is one
+    recorded node, PyTorch's BinaryCrossEntropyBackwardBackward0, whose own
+    formulas (below) are PyTorch's: they add 1e-12 to x and to 1 - x where the
+    gradient clamps their product, so a second derivative at x = 1 is PyTorch's."""
+    if not (isinstance(g, Tensor) or isinstance(self, Tensor)):
+        return weighted(g * (self - target) / backend.xp_of(self).maximum(
+            self * (1 - self), 1e-12) * scale_for(reduction, self, target), weight)
+    from ..grad_mode import no_grad
+    with no_grad():  # (the value only: the node below records how it depends on what)
+        value = bce_backward(g._data if isinstance(g, Tensor) else g, self._data,
+                             target._data, reduction,
+                             None if weight is None else weight._data)
+    return record(BinaryCrossEntropyBackwardBackward0, value, (g, self, target),
+                  grad_output=g, self=self, target=target, weight=weight,
+                  reduction=reduction)
+
+
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target reduction weight",
-    self="weighted(g * (self - target) / clamp(self * (1 - self), min=1e-12)"
-         " * scale_for(reduction, self, target), weight)",
+    self="bce_backward(g, self, target, reduction, weight)",
     target="weighted(g * (log(1 - self) - log(self)) * scale_for(reduction, self, target),"
            " weight)")
+BinaryCrossEntropyBackwardBackward0 = rule(
+    "BinaryCrossEntropyBackwardBackward0", "grad_output self target weight reduction",
+    grad_output="weighted((self - target) / ((self + 1e-12) * (1 - self + 1e-12))"
+                " * scale_for(reduction, self, target), weight) * g",
+    self="weighted((self * self - 2 * self * target + target)"
+         " / ((self + 1e-12) ** 2 * (1 - self + 1e-12) ** 2) * (g * grad_output)"
+         " * scale_for(reduction, self, target), weight)",
+    target="weighted(-g * grad_output / clamp((1 - self) * self, min=1e-12)"
+           " * scale_for(reduction, self, target), weight)")

@@ -34,6 +34,9 @@ def _softplus_neg(xp, x):
 
 
 def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    if isinstance(target, Tensor) and target._data.dtype.kind == "b":  # (PyTorch's formula takes 1 - target, refused for booleans)
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
     x, y, dx, dy = as_tensor_pair(input, target)
     xp = backend.xp_of(dx)
     log_weight = 1 if pos_weight is None else 1 + (pos_weight._data - 1) * dy

@@ -383,12 +383,16 @@ def column_stack(tensors):
 
 
 def hstack(tensors):
-    tensors = list(tensors)
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    """Side by side: 0-d tensors count as one-element vectors (atleast_1d), and
+    vectors are joined end to end, anything else along dimension 1."""
+    tensors = [reshape(t_, 1) if t_.ndim == 0 else t_ for t_ in tensors]
+    return cat(tensors, 0 if tensors and tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
-    return cat([reshape(t_, 1, -1) if t_.ndim == 1 else t_ for t_ in tensors], 0)
+    """One above the other: 0-d and 1-d tensors count as one-row matrices
+    (atleast_2d), joined along dimension 0."""
+    return cat([reshape(t_, 1, -1) if t_.ndim < 2 else t_ for t_ in tensors], 0)
 
 
 def where(condition, a=None, b=None):

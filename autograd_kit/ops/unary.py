@@ -287,7 +287,10 @@ LeakyReluBackwardBackward0 = rule("LeakyReluBackwardBackward0", "self negative_s
 SoftplusBackward0 = rule("SoftplusBackward0", "self beta threshold",
                          self="where(self * beta > threshold, g, g * sigmoid(self * beta))")
 EluBackward0 = rule("EluBackward0", "self alpha",
-                    self="where(self < 0, g * alpha * exp(self), where(self == 0, g * alpha, g))")
+                    self="where(self < 0, g * alpha * exp(clamp(self, max=0)),"
+                         " where(self == 0, g * alpha, g))")
+# (exp of the input clamped at 0: where x > 0 the branch is not chosen, and an
+# exp(x) that overflows there would make its zero gradient 0 * inf = NaN)
 # (PyTorch's choices: at 0 the slope is alpha, a constant -- its second derivative
 # is 0 there -- and a NaN input takes the slope 1 of the positive side)
 ErfBackward0 = rule("ErfBackward0", "self", self="g * TWO_OVER_SQRT_PI * exp(-self * self)")
