@@ -28,7 +28,7 @@ from .ops.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye,
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from .ops.reduce import amax, amin, log_softmax, logsumexp, max, min, norm, softmax, std, var
-from .ops.indexing import chunk, narrow, split, unbind
+from .ops.indexing import chunk, narrow, split, unbind, unsafe_chunk, unsafe_split
 from .ops.shape import (cat, clone, column_stack, concat, concatenate, expand, flatten, flip,
                         hstack, permute, repeat, reshape, squeeze, stack, t, transpose, unsqueeze,
                         vstack, where)

@@ -451,6 +451,10 @@ CASES: dict[str, list[Case]] = {
         C("unbind", normal((3, 4)), lambda x: x.unbind(0)[1]),
         C("unbind-negative-dim", normal((2, 3)), lambda x: (x * x).unbind(-1)[2]),
     ],
+    "UnsafeSplitBackward0": [
+        C("unsafe_chunk", normal((3, 4)), lambda x: x.unsafe_chunk(2, dim=1)[1]),
+        C("unsafe_split", normal((5, 2)), lambda x: ak.unsafe_split(x, 2)[2]),
+    ],
     "SplitBackward0": [
         C("split", normal((5, 2)), lambda x: x.split(2)[2]),
         C("chunk", normal((3, 4)), lambda x: x.chunk(2, dim=1)[1]),

@@ -8,6 +8,7 @@
 ``loss_more.py``  BCEWithLogitsLoss, SmoothL1Loss, HuberLoss (``_reduction.py``: the
                   old size_average= / reduce= keywords)
 ``conv.py``       Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Unflatten
+``rnn.py``        RNNCell, LSTMCell, GRUCell: one step of a recurrent network
 ``functional.py`` the same computations as functions (``import ... as F``); the image
                   ones in ``functional_conv.py``, the newer losses in ``functional_losses.py``
 ``init.py``       weight initialisation schemes (xavier, kaiming...)
@@ -34,10 +35,11 @@ from .module import Module
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d, Unflatten
 from .loss_more import BCEWithLogitsLoss, HuberLoss, SmoothL1Loss
 from .parameter import Parameter
+from .rnn import GRUCell, LSTMCell, RNNCell
 
 __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Sequential",
            "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Unflatten",
-           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
+           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "RNNCell", "LSTMCell", "GRUCell",
            "functional", "init", "utils"]

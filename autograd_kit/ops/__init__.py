@@ -74,6 +74,7 @@ METHODS = {
     "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
     "clone": shape.clone, "contiguous": shape.contiguous, "repeat": shape.repeat,
     "narrow": indexing.narrow, "unbind": indexing.unbind, "split": indexing.split,
+    "unsafe_split": indexing.unsafe_split, "unsafe_chunk": indexing.unsafe_chunk,
     "chunk": indexing.chunk, "select": indexing.select, "__getitem__": indexing.getitem,
     "view_as": lambda self, o: shape.view(self, *o.shape),
     "reshape_as": lambda self, o: shape.reshape(self, *o.shape),

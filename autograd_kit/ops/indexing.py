@@ -222,4 +222,4 @@ IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
 IndexPutBackward0._frees = ("indices",)
 
 # unbind, split and chunk make several views at once (one node): see multi_view.py
-from .multi_view import chunk, split, unbind  # noqa: E402,F401
+from .multi_view import chunk, split, unbind, unsafe_chunk, unsafe_split  # noqa: E402,F401

@@ -60,23 +60,31 @@ class SplitWithSizesBackward0(SplitBackward0):
     __slots__ = ()
 
 
-for _cls in (UnbindBackward0, SplitBackward0, SplitWithSizesBackward0):
+class UnsafeSplitBackward0(SplitBackward0):
+    """``unsafe_split``/``unsafe_chunk``: the same pieces, not tracked as views
+    (PyTorch lets them be changed in place; an RNN cell cuts its gates so)."""
+    __slots__ = ()
+
+
+for _cls in (UnbindBackward0, SplitBackward0, SplitWithSizesBackward0, UnsafeSplitBackward0):
     NODE_CLASSES[_cls.__name__] = _cls  # (their gradient checks: tests/op_cases.py)
 
 
-def _pieces(node_cls, x, dim, make):
-    """The views ``make()`` returns, as the outputs of one ``node_cls`` node."""
+def _pieces(node_cls, x, dim, make, views=True):
+    """The views ``make()`` returns, as the outputs of one ``node_cls`` node
+    (``views=False``: copies of them, tensors of their own)."""
     with no_grad():
-        views = make()
+        pieces = make() if views else [v.clone() for v in make()]
     if is_grad_enabled() and x.requires_grad:
         node = node_cls([edge(x)])
-        node.dim, node.shapes, node.like = dim, [v.shape for v in views], (x.dtype, x.device)
-        for v, e in zip(views, node._init_outputs(len(views))):
+        node.dim, node.shapes, node.like = dim, [v.shape for v in pieces], (x.dtype, x.device)
+        for v, e in zip(pieces, node._init_outputs(len(pieces))):
             v._grad_fn, v._rg = e, True
-    name = node_cls.__name__.removesuffix("Backward0")
-    for k, v in enumerate(views):
-        v.__dict__["_creation"] = ("multi", k, name)
-    return tuple(views)
+    if views:  # (what in-place changes of a piece are refused by)
+        name = node_cls.__name__.removesuffix("Backward0")
+        for k, v in enumerate(pieces):
+            v.__dict__["_creation"] = ("multi", k, name)
+    return tuple(pieces)
 
 
 def unbind(x, dim=0):
@@ -99,16 +107,13 @@ def _split_sizes(n, size):
     return [size] * (n // size) + ([n % size] if n % size else []) or [0]
 
 
-def split(x, split_size, dim=0):
-    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or pieces
-    of the sizes listed."""
-    from .indexing import narrow
+def split_args(x, split_size, dim):
+    """(dim, sizes, starts) of the pieces, with PyTorch's refusals."""
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, x.ndim)
     n = x._data.shape[d]
-    by_size = isinstance(split_size, int)
-    if by_size:
+    if isinstance(split_size, int):
         sizes = _split_sizes(n, split_size)
     else:
         sizes = [int(s) for s in split_size]
@@ -120,18 +125,45 @@ def split(x, split_size, dim=0):
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={sizes}")
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    return _pieces(SplitBackward0 if by_size else SplitWithSizesBackward0, x, d,
-                   lambda: [narrow(x, d, s, size) for s, size in zip(starts, sizes)])
+    return d, sizes, starts
 
 
-def chunk(x, chunks, dim=0):
-    """``chunks`` pieces of equal size along ``dim`` (the last may be smaller, and
-    there may be fewer); an empty dimension gives ``chunks`` empty pieces."""
+def _narrowed(x, d, sizes, starts):
+    from .indexing import narrow
+    return [narrow(x, d, s, size) for s, size in zip(starts, sizes)]
+
+
+def split(x, split_size, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or pieces
+    of the sizes listed."""
+    pieces = split_args(x, split_size, dim)
+    node = SplitBackward0 if isinstance(split_size, int) else SplitWithSizesBackward0
+    return _pieces(node, x, pieces[0], lambda: _narrowed(x, *pieces))
+
+
+def _chunk_size(x, chunks, dim):
+    """The piece size (or the list of empty sizes) ``chunk`` splits by."""
     if x.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x._data.shape[wrap_dim(dim, x.ndim)]
-    if n == 0:
-        return split(x, [0] * chunks, dim)
-    return split(x, -(-n // chunks), dim)
+    return [0] * chunks if n == 0 else -(-n // chunks)
+
+
+def chunk(x, chunks, dim=0):
+    """``chunks`` pieces of equal size along ``dim`` (the last may be smaller, and
+    there may be fewer); an empty dimension gives ``chunks`` empty pieces."""
+    return split(x, _chunk_size(x, chunks, dim), dim)
+
+def unsafe_split(x, split_size, dim=0):
+    """``split`` whose pieces are not views (UnsafeSplitBackward0): each may be
+    changed in place, which ``split``'s pieces may not while they require grad."""
+    pieces = split_args(x, split_size, dim)
+    return _pieces(UnsafeSplitBackward0, x, pieces[0],
+                   lambda: _narrowed(x, *pieces), views=False)
+
+
+def unsafe_chunk(x, chunks, dim=0):
+    """``chunk`` whose pieces are not views (see :func:`unsafe_split`)."""
+    return unsafe_split(x, _chunk_size(x, chunks, dim), dim)
