@@ -39,6 +39,7 @@ from .ops.out import (abs, add, ceil, clamp, cos, div, dot, exp, floor, log,  # 
 from . import autograd, cuda, random
 from .serialization import load, save
 from .i18n import get_language, set_language
+from .alias import alias_torch, torch_aliased, unalias_torch  # `import torch` -> the kit
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor)
 from .ops.module_forms import FUNCTIONS as _FUNCTIONS

@@ -32,6 +32,12 @@ def short(err: BaseException) -> BaseException:
     ctx = err.__context__
     if ctx is not None and _began_in_kit(ctx):
         err.__suppress_context__ = True
+    render = _explainer
+    if render is not None and not hasattr(err, "_render_traceback_"):
+        try:  # in IPython: rendered as AutogradError is, ending at the learner's line
+            err._render_traceback_ = lambda: render(err)
+        except AttributeError:  # (a class that takes no new attributes)
+            pass
     entries = []
     tb = err.__traceback__
     while tb is not None:
@@ -81,8 +87,9 @@ def cpp_type_name(np_dtype) -> str:
 
 
 def set_explainer(fn) -> None:
-    """Register ``fn(error) -> list of lines`` to render autograd errors in IPython
-    (``%autograd_explain on``); ``None`` restores IPython's usual traceback."""
+    """Register ``fn(error) -> list of lines`` to render, in IPython, autograd
+    errors and the errors :func:`short` passes on (set while the extension is
+    loaded); ``None`` restores IPython's usual traceback."""
     global _explainer
     _explainer = fn
 

@@ -18,6 +18,8 @@ check answer "correct".
 an open or wrong exercise, and what is wrong is said in a sentence, not a traceback.
 An assignment graded by nbgrader (:mod:`autograd_kit.course`) switches on
 :func:`grading`, and then that same sentence is raised, so the cell scores nothing.
+In a notebook a sentence is shown as HTML that wraps at word boundaries (with
+the same text as ``text/plain``); elsewhere it is printed.
 The sentences come in the learner's language (:mod:`autograd_kit.i18n`);
 :data:`OPEN`, :data:`WRONG` and :data:`RIGHT` are the English words, which a
 ``test`` function returns and compares (``problem == OPEN``) in every language.
@@ -25,7 +27,10 @@ The sentences come in the learner's language (:mod:`autograd_kit.i18n`);
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+import re
+import unicodedata
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from .i18n import _
 
@@ -42,7 +47,9 @@ class ExerciseNotSolved(AssertionError):
     the error's message.  IPython shows it as one line, not a traceback."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
+        # lines that fit: a notebook front end breaks a long line of an error
+        # anywhere ("he/lp"), and nbgrader's feedback page cuts it at the edge
+        return wrap_lines(f"{type(self).__name__}: {self}")
 
 
 _grading = {"on": False}
@@ -59,7 +66,73 @@ def grading(on: bool = True) -> None:
 def _say(sentence: str, solved: bool) -> None:
     if _grading["on"] and not solved:
         raise ExerciseNotSolved(sentence)
+    show_sentence(sentence)
+
+
+# -- how a sentence is shown -------------------------------------------------------------
+
+#: JupyterLab shows printed text with ``word-break: break-all``, so a sentence
+#: wraps in the middle of a word; as HTML with this style it wraps between words
+#: (and between Chinese characters), keeping its own line breaks
+def show_sentence(sentence: str) -> None:
+    """Say ``sentence`` (printed)."""
     print(sentence)
+
+
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+#: the pieces a line may break between: a word with the blanks before it, or one
+#: Chinese character with the punctuation that must stay after it
+_PIECES = re.compile(rf"\s*(?:[{_CJK}][，。：；、！？）》」』]*|[^\s{_CJK}]+)|\s+")
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_lines(text: str, width: int = 76) -> list[str]:
+    """``text`` as lines of at most ``width`` columns (a Chinese character takes
+    two), broken between words and between Chinese characters; a single word
+    longer than that keeps a line of its own."""
+    lines = []
+    for paragraph in text.splitlines() or [""]:
+        line = ""
+        for piece in _PIECES.findall(paragraph):
+            if line.strip() and _columns(line + piece.rstrip()) > width:
+                lines.append(line.rstrip())
+                line, piece = "", piece.lstrip()
+            line += piece
+        lines.append(line.rstrip())
+    return lines
+
+
+@contextmanager
+def held_until_graded() -> Iterator[Callable[..., None]]:
+    """Around a lesson cell of an assignment whose output would give an answer
+    away (:mod:`autograd_kit.course` wraps such cells in it)::
+
+        with held_until_graded() as show:
+            L.backward()
+            show(w.grad, x.grad)     # what the lesson's cell showed as its result
+
+    The code runs either way, since later cells may use what it computes.  What it
+    prints or shows appears only while nbgrader grades the notebook (it sets
+    ``NBGRADER_EXECUTION=autograde``), so the learner reads it in the feedback;
+    before that, nothing tells the answer, not even whether an answer is right.
+    ``show(...)`` shows its value as a cell's last line would (nothing for None)."""
+    import os
+    from IPython.display import display
+
+    def show(*values) -> None:
+        value = values[0] if len(values) == 1 else values
+        if value is not None:
+            display(value)
+
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        yield show
+        return
+    from IPython.utils.capture import capture_output
+    with capture_output(stdout=True, stderr=False, display=True):
+        yield show
 
 
 def _as_plain(value: Any) -> Any:
@@ -1177,7 +1250,7 @@ def _moved(module) -> str | None:
 def _say_graded(sentence: str, solved: bool, graded: bool) -> None:
     if (graded or _grading["on"]) and not solved:
         raise ExerciseNotSolved(sentence)
-    print(sentence)
+    show_sentence(sentence)
 
 
 def grade(exercise: str, namespace: dict, *, graded: bool = False) -> None:
@@ -1236,7 +1309,8 @@ def ready(exercise: str, namespace: dict) -> None:
         if problem:
             raise ExerciseNotSolved(_("{title}: {name}: {problem}.").format(
                 title=title, name=name, problem=problem))
-    print(_("{title}: answered. It is checked when your work is graded.").format(title=title))
+    show_sentence(_("{title}: answered. It is checked when your work is graded.").format(
+        title=title))
 
 
 def solved(exercise: str, namespace: dict) -> bool:

@@ -8,6 +8,8 @@
   from ``lessons/`` (or the folder in ``AUTOGRAD_KIT_LESSONS``, e.g. freshly
   executed copies); a screenshot of one is saved as
   ``test-artifacts/lesson_untrusted.png`` (the README's).
+* Lesson 3, run top to bottom: its first stepper (the one the learner is asked
+  to press) still stands at step 0, and Step moves it on.
 * ``tests/browser_notebooks/stepper.ipynb`` (autograd_kit's engine) and
   ``stepper_torch.ipynb`` (a real PyTorch graph, replayed; skipped without
   PyTorch): all cells run, Step clicked three times, the page must name the node
@@ -139,9 +141,11 @@ def expected_after_three_steps() -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def lab_page(tmp_path, notebook: Path, failure_shot: str):
+def lab_page(tmp_path, notebook: Path, failure_shot: str, windowing: bool = True,
+             run_timeout: int = 60_000):
     """JupyterLab serving a copy of ``notebook``, opened in headless Chromium with
-    every cell run; yields the Playwright page (a screenshot if the test fails)."""
+    every cell run; yields the Playwright page (a screenshot if the test fails).
+    ``windowing=False``: every cell is rendered, so cell ``i`` is the ``i``-th."""
     sync_api = pytest.importorskip("playwright.sync_api")
     pytest.importorskip("jupyterlab")
     (tmp_path / "nb").mkdir()
@@ -149,7 +153,7 @@ def lab_page(tmp_path, notebook: Path, failure_shot: str):
     ARTIFACTS.mkdir(exist_ok=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc, log = start_lab(tmp_path, port)
+    proc, log = start_lab(tmp_path, port, windowing=windowing)
     try:
         wait_for_server(base, proc)
         with sync_api.sync_playwright() as p:
@@ -159,7 +163,8 @@ def lab_page(tmp_path, notebook: Path, failure_shot: str):
                 page.goto(f"{base}/lab/tree/{notebook.name}", timeout=60_000)
                 page.wait_for_function(KERNEL_IDLE, timeout=60_000)
                 page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-                page.wait_for_function(ALL_RUN, timeout=60_000)
+                page.wait_for_function(ALL_RUN, timeout=run_timeout)
+                page.wait_for_function(KERNEL_IDLE, timeout=run_timeout)
                 yield page
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / failure_shot))
@@ -230,6 +235,33 @@ def test_pytorch_stepper_in_jupyterlab(tmp_path):
             path=str(ARTIFACTS / "stepper_torch.png"))
         play_to_the_end(page, total)
         assert page.get_by_text("b.grad").count() > 0
+
+
+# -- a lesson run top to bottom: the learner's stepper is at its start --------------------------
+LESSON_3 = ROOT / "lessons" / "03_backward_and_chain_rule.ipynb"
+
+
+def cell_index(notebook: Path, cell_id: str) -> int:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return next(i for i, c in enumerate(cells) if c.get("id") == cell_id)
+
+
+def test_lesson_3_stepper_starts_at_its_beginning_after_run_all(tmp_path):
+    """Lesson 3 after *Run All*: the first stepper, the one the text asks the
+    learner to press, stands at step 0 (the later cells drive a stepper of their
+    own); Step takes it to step 1, not to a refused "Pass 2"."""
+    first = cell_index(LESSON_3, "cell-15")
+    with lab_page(tmp_path, LESSON_3, "lesson3-stepper-failure.png", windowing=False,
+                  run_timeout=180_000) as page:
+        cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(first)
+        cell.scroll_into_view_if_needed()
+        cell.get_by_text("Step 0 of 5.").first.wait_for(timeout=30_000)
+        shown = cell.inner_text()
+        assert "complete" not in shown and "Pass" not in shown
+        cell.get_by_role("button", name="Step", exact=True).click()
+        cell.get_by_text("Step 1 of 5: SubBackward0.").first.wait_for(timeout=15_000)
+        assert "Pass" not in cell.inner_text()
+        cell.screenshot(path=str(ARTIFACTS / "lesson3_stepper_after_run_all.png"))
 
 
 # -- stored lessons, opened fresh (untrusted), nothing run ------------------------------------

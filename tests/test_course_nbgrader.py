@@ -25,6 +25,8 @@ from autograd_kit.course import find_lessons, read_lesson
 from autograd_kit.course.__main__ import main
 from autograd_kit.course.nbgrader import (GRADED, POINTS, READY, assignment_name, exercise_key,
                                           to_nbgrader)
+from autograd_kit.course.release_text import (FOLD_SUMMARY, HELD_NOTE, LESSON_ONLY, SENTENCES,
+                                              held_code)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
@@ -56,7 +58,7 @@ def test_grading_mode_raises_the_sentence_the_lesson_prints(capsys):
     finally:
         exercises.grading(False)
     assert str(wrong.value) == printed
-    assert wrong.value._render_traceback_() == [f"ExerciseNotSolved: {printed}"]
+    assert " ".join(wrong.value._render_traceback_()) == f"ExerciseNotSolved: {printed}"
     assert capsys.readouterr().out == "Ex: correct. It is the height.\n"
 
 
@@ -159,6 +161,88 @@ def test_regenerating_follows_an_edited_lesson(tmp_path):
     assert "answer_was_edited = 1" in "".join(c.source for c in written.cells)
 
 
+# --- what the assignment says, and what it holds back -------------------------------
+
+def markdown_of(nb) -> list[str]:
+    return [c.source for c in nb.cells if c.cell_type == "markdown"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_assignment_says_how_its_checks_work(lang):
+    """The released check only asks whether an answer is there, and the folded
+    solutions are left out: no assignment says that its check grades on the spot
+    or that a solution is folded under it, and every sentence the exporter
+    replaces is still found in some lesson (an edited lesson shows up here)."""
+    lessons = graded_lessons(lang)
+    lesson_text = "\n".join(t for lesson in lessons for t in markdown_of(lesson.notebook))
+    for said, _instead in SENTENCES[lang]:
+        assert said in lesson_text, f"{lang}: no lesson says {said!r} any more"
+    for lesson in lessons:
+        text = "\n".join(markdown_of(to_nbgrader(lesson)))
+        left = [words for words in LESSON_ONLY[lang] if words in text]
+        assert not left, f"{lang}/{lesson.name}: the assignment still says {left}"
+    lesson3 = next(lesson for lesson in lessons if lesson.number == 3)
+    task = next(c.source for c in to_nbgrader(lesson3).cells if c.get("id") == "cell-09")
+    assert SENTENCES[lang][3][1] in task
+
+
+def cell_by_id(nb, cell_id):
+    return next(c for c in nb.cells if c.get("id") == cell_id)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_cell_that_gives_an_answer_away_is_held_or_folded(lang):
+    lesson = read_lesson((LESSONS if lang == "en" else LESSONS / lang)
+                         / "03_backward_and_chain_rule.ipynb")
+    released = to_nbgrader(lesson)
+    held = cell_by_id(released, "cell-12").source
+    assert held.startswith(HELD_NOTE[lang]) and "with held_until_graded() as show:" in held
+    assert held.endswith("    show(h.grad, w.grad, x.grad)")
+    spelled = cell_by_id(released, "cell-14").source
+    assert spelled.startswith(f"<details><summary>{html.escape(FOLD_SUMMARY[lang])}</summary>")
+    assert cell_by_id(lesson.notebook, "cell-14").source.strip() in spelled
+    untouched = cell_by_id(released, "l3-once").source
+    assert untouched == cell_by_id(lesson.notebook, "l3-once").source
+
+
+def test_held_cell_shows_the_answer_only_when_graded(monkeypatch, capsys):
+    """The released cell runs as nbgrader and a learner would run it: before
+    grading it shows nothing (not even whether an answer is right); when
+    nbgrader grades, it shows what the lesson's cell showed."""
+    import autograd_kit as ak
+    lesson = read_lesson(LESSONS / "03_backward_and_chain_rule.ipynb")
+    source = cell_by_id(to_nbgrader(lesson), "cell-12").source
+    for graded in (False, True):
+        if graded:
+            monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+        else:
+            monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+        w = ak.tensor(2.0, requires_grad=True)
+        x = ak.tensor(1.5, requires_grad=True)
+        h = w * x
+        ns = {"w": w, "x": x, "h": h, "L": h ** 2 - h, "my_w_grad": 0.0}
+        exec(compile(source, "cell-12", "exec"), ns)
+        assert w.grad.item() == 7.5                        # the code ran either way
+        out = capsys.readouterr().out
+        assert out == ("(tensor(5.), tensor(7.5000), tensor(10.))\n" if graded else "")
+
+
+@pytest.mark.parametrize("source, words", [
+    ("%autograd_step N", "plain Python"),
+    ('text = """two\nlines"""\ntext', "spans lines"),
+])
+def test_a_cell_that_cannot_be_held_is_refused_by_name(source, words):
+    with pytest.raises(ValueError, match=words) as err:
+        held_code(source, "en", "03_x.ipynb, cell 7")
+    assert "cell 7" in str(err.value)
+
+
+def test_a_held_cell_keeps_what_ipython_would_show():
+    assert held_code("a = 1\na;", "en").endswith("    a;")          # ; shows nothing
+    assert held_code("(a,\n b)  # pair", "en").endswith("    show((a,\n     b))  # pair")
+    assert held_code("for i in []:\n    pass", "en").endswith("    for i in []:\n        pass")
+
+
 # --- the round trip through nbgrader --------------------------------------------------
 
 def replace_ellipsis(source: str, replacement: str) -> str:
@@ -201,9 +285,15 @@ def lesson_says(lesson, answers) -> dict[int, str]:
         cell.source = answered(cell.source, ex, answers[ex.number])
     NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(lesson.path.parent)}}).execute()
-    return {ex.number: "".join(o.get("text", "") for o in nb.cells[ex.check_cell].outputs
-                               if o.get("name") == "stdout").strip()
-            for ex in lesson.exercises}
+    return {ex.number: said_by(nb.cells[ex.check_cell]) for ex in lesson.exercises}
+
+
+def said_by(cell) -> str:
+    """The sentence a check cell showed (as HTML with a plain-text copy, in a
+    notebook) or printed."""
+    return "".join("".join(o.get("data", {}).get("text/plain", "")) + o.get("text", "")
+                   for o in cell.outputs if o.get("name") == "stdout"
+                   or o.get("output_type") == "display_data").strip()
 
 
 def submit(course: Path, assignment: str, student: str, notebook: str, lesson, answers):
@@ -311,8 +401,8 @@ def test_nbgrader_round_trip(tmp_path, lang, path):
     feedback = (course / "feedback" / "mix" / assignment / notebook.replace(".ipynb", ".html"))
     text = html.unescape(re.sub(r"<[^>]+>", "", feedback.read_text(encoding="utf-8")))
     graded = graded_errors(course, assignment, "mix", notebook)
-    for message in graded.values():
-        assert message.splitlines()[0] in text
+    for message in graded.values():     # shown in lines that fit the page
+        assert re.sub(r"\s", "", message.splitlines()[0]) in re.sub(r"\s", "", text)
     # the sentence a wrong answer costs its points with is the one the lesson prints
     printed = lesson_says(lesson, plans["mix"])
     for k, kind in plans["mix"].items():
@@ -321,3 +411,79 @@ def test_nbgrader_round_trip(tmp_path, lang, path):
         else:
             assert k not in graded and printed[k]
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# --- handing the assignment out by hand ------------------------------------------------
+
+def nbgrader_cli(course: Path, *args: str) -> str:
+    """``nbgrader ARGS`` in the course folder, as a teacher types it; its output."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
+                                                 os.environ.get("PATH", "")]))
+    env.pop("NBGRADER_EXECUTION", None)
+    run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout + run.stderr
+
+
+def run_as_a_learner(nb, folder: Path) -> None:
+    """Run a notebook top to bottom as a learner would (errors and all)."""
+    from nbclient import NotebookClient
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
+                   allow_errors=True, resources={"metadata": {"path": str(folder)}}).execute()
+
+
+@pytest.mark.nbgrader
+def test_handing_out_release_by_hand(tmp_path):
+    """The README's route without the exchange: hand out ``release/lessonNN``,
+    put each returned notebook into ``submitted/<student>/lessonNN/``, autograde,
+    generate the feedback and hand back ``feedback/<student>/lessonNN/*.html``
+    (``release_feedback`` is the exchange's: it needs the secret that ``nbgrader
+    submit`` writes).  On the way: the released notebook run untouched shows no
+    answer in the cells held until grading, and the feedback shows them."""
+    pytest.importorskip("nbgrader")
+    readme = (LESSONS.parent / "README.md").read_text(encoding="utf-8")
+    teaching = readme.split("## Teaching a class", 1)[1].split("\n## ", 1)[0]
+    assert "submitted/<student>/lesson03/" in teaching
+    assert "feedback/<student>/lesson03/" in teaching
+
+    lesson = read_lesson(LESSONS / "03_backward_and_chain_rule.ipynb")
+    course = tmp_path / "course"
+    assert main(["nbgrader", str(course), "--lessons", "3", "--source", str(LESSONS)]) == 0
+    nbgrader_cli(course, "generate_assignment", "lesson03")
+    handed_out = course / "release" / "lesson03" / lesson.path.name
+
+    # the learner runs it before answering: the held cells show nothing
+    untouched = nbformat.read(handed_out, as_version=4)
+    run_as_a_learner(untouched, handed_out.parent)
+    held = [c for c in untouched.cells if c.cell_type == "code" and "held_until_graded" in c.source]
+    assert len(held) == 2 and all(c.outputs == [] for c in held)
+
+    # ... answers, and hands the notebook back by hand
+    answered_nb = nbformat.read(handed_out, as_version=4)
+    for cell in answered_nb.cells:
+        if nbg(cell).get("solution"):
+            k = int(nbg(cell)["grade_id"].split("-")[1])
+            cell.source = lesson.exercises[k - 1].solution
+    returned = course / "submitted" / "alice" / "lesson03"
+    returned.mkdir(parents=True)
+    nbformat.write(answered_nb, returned / lesson.path.name)
+
+    nbgrader_cli(course, "autograde", "lesson03")
+    nbgrader_cli(course, "generate_feedback", "lesson03")
+    feedback = course / "feedback" / "alice" / "lesson03" / lesson.path.with_suffix(".html").name
+    page = feedback.read_text(encoding="utf-8")
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    n = len(lesson.exercises)
+    assert f"{n * POINTS:.1f} / {n * POINTS:.1f}" in text          # full points
+    assert "(tensor(5.), tensor(7.5000), tensor(10.))" in text      # held until now
+    graded = nbformat.read(course / "autograded" / "alice" / "lesson03" / lesson.path.name, 4)
+    for cell in graded.cells:          # the lines the exporter wrote fit the feedback page
+        written = [] if "held_until_graded" not in cell.source else \
+            [line for line in cell.source.splitlines() if not line.startswith("    ")]
+        if nbg(cell).get("grade"):
+            written = cell.source.splitlines()
+        assert all(len(line) <= 64 for line in written), cell.source

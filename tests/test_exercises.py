@@ -216,6 +216,64 @@ def test_backward_problem_through_check(capsys):
     assert exercises.OPEN in said(capsys, "Ex", fn, test=lambda f: backward_problem(f, (x64(),)))
 
 
+# --- how a sentence is shown -----------------------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_graded_sentence_is_raised_in_lines_that_fit(lang):
+    """An error's text is shown as it is: a notebook breaks a long line anywhere,
+    the feedback page cuts it at its edge.  So it comes in lines of at most 76
+    columns, broken between words (or Chinese characters), nothing lost."""
+    answers = {"my_dL_dh": 1.0, "my_w_grad": 2.0, "my_x_grad": 3.0}
+    with i18n.language(lang), pytest.raises(exercises.ExerciseNotSolved) as err:
+        exercises.grade("lesson03.ex1", answers, graded=True)
+    lines = err.value._render_traceback_()
+    assert len(lines) > 1 and all(exercises._columns(line) <= 76 for line in lines)
+    assert all(line == line.strip() for line in lines)
+    joined = "".join(lines) if lang == "zh" else " ".join(lines)
+    assert re.sub(r"\s", "", joined) == re.sub(r"\s", "", f"ExerciseNotSolved: {err.value}")
+    if lang != "zh":
+        assert joined == f"ExerciseNotSolved: {err.value}"     # broken at blanks only
+
+
+def test_wrapping_keeps_line_breaks_and_long_words():
+    assert exercises.wrap_lines("a\n\nb") == ["a", "", "b"]
+    assert exercises.wrap_lines("x" * 90 + " y", width=76) == ["x" * 90, "y"]
+    assert exercises.wrap_lines("词" * 50 + "。", width=20)[0] == "词" * 10
+    assert all(not line.startswith("。") for line in exercises.wrap_lines("词" * 10 + "。" * 2,
+                                                                         width=20))
+
+
+def held_cell(namespace):
+    """What a lesson cell prints and shows inside ``held_until_graded``."""
+    with exercises.held_until_graded() as show:
+        print("the answer is", namespace["answer"])
+        show(namespace["answer"], 2)
+
+
+def test_held_output_is_shown_only_when_nbgrader_grades(monkeypatch, capsys):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    namespace = {"answer": 7.5}
+    held_cell(namespace)
+    assert capsys.readouterr().out == ""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")      # nbgrader's Validate
+    held_cell(namespace)
+    assert capsys.readouterr().out == ""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    held_cell(namespace)
+    assert capsys.readouterr().out == "the answer is 7.5\n(7.5, 2)\n"
+
+
+def test_held_code_still_runs_and_raises(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    ran = []
+    with pytest.raises(ZeroDivisionError):
+        with exercises.held_until_graded() as show:
+            ran.append(1)
+            show(None)
+            raise ZeroDivisionError("the cell failed")
+    assert ran == [1]
+
+
 # --- the lessons: convention, stored outputs, solutions -----------------------------
 
 def tags(cell) -> list[str]:
@@ -260,8 +318,16 @@ def solution_code(sol) -> str:
 
 
 def stdout_of(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    """What a check cell said: its printed text, or the plain text of the sentence
+    it showed as HTML (in a notebook, :func:`exercises.show_sentence`)."""
+    said = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream" and o.get("name") == "stdout":
+            said.append(o.get("text", ""))
+        elif o.get("output_type") == "display_data" and "ak-check" in str(
+                o.get("data", {}).get("text/html", "")):
+            said.append("".join(o["data"]["text/plain"]) + "\n")
+    return "".join(said)
 
 
 @pytest.mark.parametrize("path", ALL_LESSON_PATHS, ids=lesson_id)

@@ -52,7 +52,8 @@ def calls(monkeypatch):
 
 
 # -- loading and unloading --------------------------------------------------------
-MAGICS = {"line": {"autograd_graph", "autograd_step", "autograd_explain", "autograd_display"},
+MAGICS = {"line": {"autograd_graph", "autograd_step", "autograd_explain", "autograd_display",
+                   "autograd_alias"},
           "cell": {"autograd_graph"}}
 
 

@@ -432,6 +432,6 @@ def test_ipython_shows_a_short_traceback():
     assert "----> 4 y.backward()" in shown  # the learner's line
     kit_files = [line for line in shown.splitlines()
                  if line.startswith("File ") and KIT in line]
-    assert len(kit_files) == 1 and "in Tensor.backward" in kit_files[0]
+    assert kit_files == []  # (with the extension loaded: the learner's frames only)
     assert "Trying to backward through the graph a second time" in shown
-    assert len(shown.strip().splitlines()) <= 15
+    assert len(shown.strip().splitlines()) <= 8

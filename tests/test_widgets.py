@@ -184,6 +184,37 @@ def test_second_pass_without_retain_graph_is_refused_in_words():
     assert s.position == 4 and "second time" not in text(s.status.value)
 
 
+def test_a_refused_pass_is_not_counted_as_a_pass():
+    """Pressing Step again on a freed graph is refused each time as the same
+    "Pass 2", not as "Pass 3", "Pass 4"...: nothing ran."""
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss)
+    s.run()
+    for _ in range(3):
+        s.step()
+        status = text(s.status.value)
+        assert s.passes == 0 and s.position == s.total
+        assert "Pass 2:" in status and "Pass 3" not in status
+        assert "already used by a backward pass" in status
+    s.reset()
+    assert s.position == 0 and x.grad is None and "Pass" not in text(s.status.value)
+    s.run()
+    assert x.grad.item() == 37.0 and w.grad.item() == 24.0  # the pass still runs
+
+
+def test_passes_that_run_are_counted():
+    x, w, loss = small_graph()
+    s = BackwardStepper(loss, retain_graph=True)
+    s.run()
+    s.step()
+    assert s.passes == 1 and "Pass 2 done" in text(s.status.value)
+    s.step()
+    assert s.passes == 2 and "Pass 3 done" in text(s.status.value)
+    assert x.grad.item() == 3 * 37.0
+    s.go_to(2)
+    assert s.passes == 0 and s.position == 2
+
+
 def test_second_pass_with_retain_graph_accumulates():
     x, w, loss = small_graph()
     s = BackwardStepper(loss, retain_graph=True)
@@ -798,3 +829,47 @@ def test_a_choice_shows_its_label_in_the_still_copy_not_its_key(lang):
     assert label in shown
     if lang != "en":
         assert "saved slice" not in shown
+
+
+# -- the lessons' widgets after Run All ------------------------------------------------
+LESSONS = __import__("pathlib").Path(__file__).resolve().parent.parent / "lessons"
+
+
+def widget_texts(nb, cell_id: str) -> str:
+    """The text of every HTML part of the widget that cell ``cell_id`` displays,
+    as the widget state saved at the end of the run holds it (what a learner's
+    front end shows when the run is over)."""
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    cell = next(c for c in nb.cells if c.get("id") == cell_id)
+    todo = [o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+            for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in
+            o.get("data", {})][:1]
+    found = []
+    while todo:
+        model = state[todo.pop(0)]
+        if model["model_name"] == "HTMLModel":
+            found.append(text(model["state"].get("value", "")))
+        todo += [child.removeprefix("IPY_MODEL_") for child in
+                 model["state"].get("children", [])]
+    return " ".join(found)
+
+
+@pytest.mark.parametrize("lesson, cell_id, at_start, not_there", [
+    ("03_backward_and_chain_rule.ipynb", "cell-15", "Step 0 of 5.",
+     ("complete", "Pass 2", "Step 5")),
+    ("06_accumulation_and_retain_graph.ipynb", "cell-28", "after start: x.grad = None",
+     ("refused", "after backward")),
+])
+def test_after_run_all_the_learners_widget_is_at_its_start(lesson, cell_id, at_start,
+                                                           not_there):
+    """The widget the text asks the learner to press is not the one the later
+    cells drive: after running the whole lesson it still stands at its start."""
+    import nbformat
+    from nbclient import NotebookClient
+    nb = nbformat.read(LESSONS / lesson, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
+                   store_widget_state=True,
+                   resources={"metadata": {"path": str(LESSONS)}}).execute()
+    shown = widget_texts(nb, cell_id)
+    assert at_start in shown
+    assert not any(words in shown for words in not_there), shown

@@ -34,6 +34,8 @@ def values(t) -> str:
     ``None`` for a missing gradient."""
     if t is None:
         return "None"
+    if isinstance(t, (int, float)):  # a micrograd Value's grad
+        return labels.scalar_text(t)
     if not access.is_tensor(t):
         return str(t)
     return labels.values_text(access.host_array(t))[0]
@@ -44,7 +46,8 @@ def name_index(names) -> dict[int, str]:
     start with ``_`` are skipped, as ``make_dot`` does)."""
     out: dict[int, str] = {}
     for name, obj in dict(names or {}).items():
-        if isinstance(name, str) and not name.startswith("_") and access.is_tensor(obj):
+        if isinstance(name, str) and not name.startswith("_") and (
+                access.is_tensor(obj) or access.is_value(obj)):
             out.setdefault(id(obj), name)
     return out
 
@@ -72,7 +75,7 @@ ACCUMULATE_OF = N_("AccumulateGrad of a leaf of shape {shape}")
 
 def grad_label(t, index: dict[int, str], kind: str = "leaf") -> str:
     """``x.grad`` for a named tensor, ``.grad of a leaf of shape (3)`` otherwise."""
-    name = index.get(id(t))
+    name = index.get(id(t)) or (labels.value_name(t) if access.is_value(t) else "")
     return f"{name}.grad" if name else _(GRAD_OF[kind]).format(
         shape=labels.shape_text(access.shape_of(t)))
 

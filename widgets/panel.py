@@ -133,6 +133,8 @@ def _target(nexts: tuple, i: int, index: dict) -> str:
     nxt = nexts[i][0] if i < len(nexts) else None
     if nxt is None:
         return _("nowhere (this input does not require grad)")
+    if access.is_value(nxt):
+        return labels.value_name(nxt, index)
     var = access.leaf_variable(nxt)
     if var is not None:
         return accumulate_label(var, index)
@@ -177,7 +179,9 @@ def edges_html(step, local, index: dict) -> list[str]:
     """One line per edge: where the gradient goes and how it was computed."""
     node, g = step.node, step.grad_in
     texts = access.formula_text(node)
-    nexts, names = tuple(getattr(node, "next_functions", ())), access.input_names(node)
+    nexts = tuple(access.next_edges(node) if access.is_value(node)
+                  else getattr(node, "next_functions", ()))
+    names = access.input_names(node)
     rows = []
     count = len(step.grads_out)
     for i, out in enumerate(step.grads_out):
@@ -290,7 +294,7 @@ def start_html(root, gradient, total: int, index: dict, who: str = ENGINE) -> st
     """The panel before the first step."""
     seed = _("1 (the root is a single number: d root / d root = 1)") if gradient is None \
         else _("{values} (the gradient you passed)").format(values=values(gradient))
-    fn = getattr(root, "grad_fn", None)
+    fn = root if access.is_value(root) else getattr(root, "grad_fn", None)
     first = access.node_name(fn) if fn is not None else _("the root's AccumulateGrad")
     ready = ngettext("Ready: {n} step to go", "Ready: {n} steps to go", total).format(n=total)
     starts = spaced(_("{who} starts at {node} with gradient {seed}. Press Step.").format(

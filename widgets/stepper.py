@@ -61,15 +61,16 @@ class BackwardStepper(Bench):
         self._error: BaseException | None = None   # what stopped the current pass
         self._note = ""                              # result of a second pass
         self._syncing = False
-        self.passes = 0                              # passes tried after the first
+        self.passes = 0                              # passes run after the first
+        self._tried_again = False                    # a pass after the first was tried
         self.total, self.problem, self._ahead = 0, None, None
         self._graph = None
         try:
-            access.require_tensor(root, "BackwardStepper")
+            access.require_tensor(root, "BackwardStepper", values=True)
         except TypeError as err:
             self.problem = str(err)
         else:
-            if root.grad_fn is not None or root.requires_grad:
+            if access.has_graph(root):
                 # drawn first: a recorded pass may free the saved values it shows
                 self._graph = make_dot(root, params=params, names=names,
                                        show_saved=show_saved, theme=theme,
@@ -108,7 +109,7 @@ class BackwardStepper(Bench):
             self._pass.close()
         self._pass, self._steps, self._error = None, [], None
         self._source.restore()
-        self.passes, self._note = 0, ""
+        self.passes, self._tried_again, self._note = 0, False, ""
 
     # -- public API -----------------------------------------------------------
     @property
@@ -165,7 +166,7 @@ class BackwardStepper(Bench):
         if self.problem is not None:
             return self._render()
         n = max(0, min(int(n), self.total))
-        if n < self.position or self.passes or self._error is not None:
+        if n < self.position or self._tried_again or self._error is not None:
             self._restart()
         self._advance(n - self.position)
         self._render()
@@ -173,13 +174,16 @@ class BackwardStepper(Bench):
     @driving
     def run_again(self) -> None:
         """After a finished pass, run backward once more, as a second
-        ``root.backward()`` would: without ``retain_graph`` the engine refuses."""
+        ``root.backward()`` would: without ``retain_graph`` the engine refuses.
+
+        ``passes`` counts the passes that ran: a refused one is not a pass, so
+        trying again is refused as the same "Pass 2"."""
         if not self.finished:
             self.run()
             if not self.finished:
                 return
         before = self._leaf_grads()
-        self.passes += 1  # even a failed pass may have changed grads: go_to replays
+        self._tried_again = True  # even a refused pass may have changed grads: go_to replays
         with self.speaking():
             self._note = self._second_pass(before)
         self._render()
@@ -189,8 +193,9 @@ class BackwardStepper(Bench):
         try:
             self._source.again()
         except RuntimeError as err:
-            return box(_("Pass {n}:").format(n=self.passes + 1) + " "
+            return box(_("Pass {n}:").format(n=self.passes + 2) + " "
                        + explain(err, self._source.who, self.root), "error")
+        self.passes += 1
         after = self._leaf_grads()
         change = "; ".join(f"{n} {before[k][1]} → {v}" for k, (n, v) in after.items())
         return box(esc(_("Pass {n} done: the gradients were added again (accumulated). "
@@ -286,6 +291,8 @@ class BackwardStepper(Bench):
                             "Warning: this pass will stop after {n} steps.",
                             self.total).format(n=self.total)
             parts.append(box(esc(stop) + " " + explain(self._ahead, who, self.root), "warn"))
+        notes = self._source.notes(self.current, self._index)
+        parts += [box(esc(note), "warn") for note in notes]
         if self.finished:
             grads = ", ".join(f"<code>{esc(n)} = {esc(g)}</code>"
                               for n, g in self._leaf_grads().values())
@@ -307,7 +314,7 @@ class BackwardStepper(Bench):
     def describe(self) -> str:
         if self.problem is not None:
             return _("cannot show this root")
-        fn = getattr(self.root, "grad_fn", None)
+        fn = self.root if access.is_value(self.root) else getattr(self.root, "grad_fn", None)
         root = access.node_name(fn) if fn is not None else _("leaf")
         cur = self.current
         if cur is None:

@@ -18,6 +18,10 @@ lesson cell                 nbgrader cell
                             package by the exercise's name: the cell shows no answer.
 ``solution``                left out (it *is* the answer).
 anything else               *read-only*: prose and lesson code, restored on grading.
+                            What the prose says about checks and folded solutions is
+                            said as it holds for the assignment, and a cell tagged
+                            ``reveals-answer`` is held back until grading (code) or
+                            folded (text): :mod:`autograd_kit.course.release_text`.
 ==========================  ===========================================================
 
 The graded cell raises the sentence the lesson's own check cell prints
@@ -31,6 +35,7 @@ from pathlib import Path
 
 from ..i18n import _, language
 from .lessons import Lesson
+from .release_text import REVEALS, folded_text, for_assignment, held_code
 from .safe_write import read_folder, write_files
 
 POINTS = 1
@@ -79,12 +84,14 @@ def exercise_key(lesson: Lesson, number: int) -> str:
 #: exercises module is imported afresh (a learner's ``check = ...``, or a patched
 #: ``autograd_kit.exercises.grade``, is not what runs), only the exercise's answer
 #: names are read from the notebook, and the reference values live in the package,
-#: so the cell's source shows no answer.
+#: so the cell's source shows no answer.  Short lines: the feedback page shows
+#: them as they are, and cuts a long one at its right edge.
 GRADED = """\
 import sys as _ak_sys
 _ak_sys.modules.pop("autograd_kit.exercises", None)
 import autograd_kit.exercises
-_ak_sys.modules["autograd_kit.exercises"].grade({key!r}, globals(), graded=True)"""
+_ak_grade = _ak_sys.modules["autograd_kit.exercises"].grade
+_ak_grade({key!r}, globals(), graded=True)"""
 
 #: the visible part: the answer is there, is not ``...``, and is the right kind of
 #: thing, so that nbgrader's Validate fails on an untouched or unfinished notebook
@@ -99,6 +106,17 @@ def _test_source(check: str, lesson: Lesson, number: int = 0) -> str:
         note = _("# This check runs when your work is graded.")
     return (f"{note}\n{READY.format(key=key)}\n### BEGIN HIDDEN TESTS\n"
             f"{GRADED.format(key=key)}\n### END HIDDEN TESTS")
+
+
+def _as_assigned(cell, lesson: Lesson, index: int) -> None:
+    """A lesson cell (prose or code, not an exercise's) as the assignment has it."""
+    reveals = REVEALS in cell.metadata.get("tags", [])
+    if cell.cell_type == "markdown":
+        cell.source = for_assignment(cell.source, lesson.language)
+        if reveals:
+            cell.source = folded_text(cell.source, lesson.language)
+    elif cell.cell_type == "code" and reveals:
+        cell.source = held_code(cell.source, lesson.language, f"{lesson.path.name}, cell {index}")
 
 
 def to_nbgrader(lesson: Lesson):
@@ -125,6 +143,7 @@ def to_nbgrader(lesson: Lesson):
             cell.metadata["nbgrader"] = _meta(f"exercise-{ex.number}-check", grade=True,
                                               locked=True, points=POINTS)
         else:
+            _as_assigned(cell, lesson, i)
             cell.metadata["nbgrader"] = _meta(f"cell-{i}", locked=True)
         cells.append(cell)
     nb.cells = cells

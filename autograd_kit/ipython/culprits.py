@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import linecache
 import os
+import re
 import warnings
 
 from ..viz import access
@@ -45,13 +46,17 @@ def _library_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
+def in_library(entry) -> bool:
+    """Whether a traceback entry is PyTorch's or autograd_kit's code."""
+    return os.path.abspath(entry.tb_frame.f_code.co_filename).startswith(_library_dirs())
+
+
 def user_frame(tb):
     """The last traceback entry outside PyTorch and autograd_kit: where the
     learner's code called into the library.  ``None`` if there is none."""
-    libraries, found = _library_dirs(), None
+    found = None
     while tb is not None:
-        filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not filename.startswith(libraries):
+        if not in_library(tb):
             found = tb
         tb = tb.tb_next
     return found
@@ -183,6 +188,48 @@ def failing_line(tb) -> str | None:
 def no_graph(t) -> bool:
     """No grad_fn and no requires_grad: backward() can't start from ``t``."""
     return t.grad_fn is None and not t.requires_grad
+
+
+# -- a tensor of one engine given to the other -------------------------------------------
+#: how each side words a tensor of the other (both classes are called ``Tensor``)
+_MIXED = re.compile(
+    r"must be Tensor, not Tensor|expected Tensor as element \d+ in argument \d+, but got "
+    r"Tensor"                                                   # PyTorch's C++ arguments
+    r"|unsupported operand type\(s\) for .+: 'Tensor' and 'Tensor'"  # Python: x + t
+    r"|expected a Tensor or a number, not Tensor"               # the kit's operators
+    r"|'Tensor' object has no attribute '_")                    # the kit reading PyTorch's
+_TORCH_WORDS = ("must be Tensor, not Tensor", "expected Tensor as element")
+
+
+def _raised_by(tb) -> str:
+    """``"torch"``, ``"autograd_kit"`` or ``""``: the package whose code raised
+    (the innermost frame), by module name, so that it holds while ``torch``
+    names the kit (:func:`autograd_kit.alias_torch`)."""
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    return next((root for root in _LIBRARIES if module == root or
+                 module.startswith(root + ".")), "")
+
+
+def mixed_engines(err) -> tuple[str, object] | None:
+    """``(direction, tensor)`` when ``err`` is the ``TypeError`` (or
+    ``AttributeError``) of a tensor of one engine given to the other:
+    ``"to_torch"``, a kit tensor given to PyTorch (``linear(): argument 'input'
+    (position 1) must be Tensor, not Tensor``); ``"to_kit"``, a PyTorch tensor
+    given to the kit; ``"both"``, the two met in an operator (``x + t``).
+    ``tensor``: the stranger, when the line that failed names it.  Else None."""
+    message = str(err)
+    if not isinstance(err, (TypeError, AttributeError)) or not _MIXED.search(message):
+        return None
+    tb = err.__traceback__
+    by = "torch" if any(w in message for w in _TORCH_WORDS) else _raised_by(tb)
+    direction = {"torch": "to_torch", "autograd_kit": "to_kit"}.get(by, "both")
+    stranger = {"to_torch": "autograd_kit", "to_kit": "torch"}.get(direction)
+    found = line_tensors(tb, lambda t: access.engine_name(t) == stranger) if stranger else []
+    if isinstance(err, AttributeError) and (direction != "to_kit" or not found):
+        return None  # a missing attribute is a tensor of PyTorch's only if one is there
+    return direction, (found[0] if found else None)
 
 
 # -- the changed tensor -------------------------------------------------------------------

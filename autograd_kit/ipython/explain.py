@@ -9,10 +9,12 @@ fix it) and a picture of the graph with the culprit outlined in red.
 
 The explainers, one per kind of error: here, those of the graph's own errors
 (a leaf changed in place, backward() from a non-scalar or from a tensor
-without a graph, a gradient of the wrong shape); in :mod:`.saved`, a saved
-value changed in place or freed; in :mod:`.usage`, errors met while using
-tensors (``allow_unused``, integers that require grad, ``.numpy()``,
-``.cuda()`` without a GPU).  A cell that runs without an error but not as
+without a graph, a gradient of the wrong shape, a graph that ``%autograd_step``
+already ran backward through) and a tensor of one library handed to the other
+(``must be Tensor, not Tensor``: the fix is :func:`autograd_kit.alias_torch`);
+in :mod:`.saved`, a saved value changed in place or freed; in :mod:`.usage`,
+errors met while using tensors (``allow_unused``, integers that require grad,
+``.numpy()``, ``.cuda()`` without a GPU).  A cell that runs without an error but not as
 meant -- reading a non-leaf's ``.grad``, gradients that keep adding up in a
 loop without ``zero_grad()`` -- is explained by :mod:`.silent`.
 
@@ -222,8 +224,56 @@ def _grad_shape(err, names) -> Explanation:
         root=t, culprit=t, culprit_name=who, names=names)
 
 
+def _graph_freed(err, names) -> Explanation:
+    """:func:`.saved.graph_freed`, unless the pass that freed the graph was the one
+    ``%autograd_step`` ran to show it: then the explanation says so."""
+    roots = culprits.line_tensors(err.traceback, lambda t: True)
+    from .magics import stepped
+    expr = stepped(roots, [err.node])
+    if expr is None:
+        return saved.graph_freed(err, names)
+    node = saved.node_name(err.node)
+    return Explanation(
+        _("backward() went through this graph a second time: `%autograd_step {expr}` had "
+          "already run backward through it, and freed its saved values.").format(expr=expr),
+        [_("The stepper (the `%autograd_step` magic) runs the real backward pass to show "
+           "it: PyTorch's as soon as it opens, autograd_kit's when you step it to the end. "
+           "Without `--retain-graph` that pass, like any first backward(), frees the "
+           "values the graph's nodes kept for it (marked 'freed' in the picture); {node} "
+           "needed one of them again.").format(node=node),
+         _("Fix: compute `{expr}` again before calling backward() (the forward pass builds "
+           "a new graph), or open the stepper with `%autograd_step {expr} --retain-graph` "
+           "to keep the graph for one more pass.").format(expr=expr)],
+        root=err.node, culprit=err.node, culprit_name=node, show_saved=True, names=names)
+
+
+def _mixed(direction: str, t, names) -> Explanation:
+    """A tensor of one engine given to the other (:func:`.culprits.mixed_engines`)."""
+    alias = _("Fix: call `autograd_kit.alias_torch()` (or `%autograd_alias torch`) before "
+              "the imports and run them again: every `import torch` then gives the kit.")
+    if direction == "to_torch":
+        title = _("{who} is a tensor of autograd_kit, given to the real PyTorch, which takes "
+                  "only its own tensors (both classes are called Tensor).")
+        why = _("`import autograd_kit as torch` names the kit `torch` in your code only: "
+                "`from torch import nn` or `import torch.nn.functional as F` still import "
+                "PyTorch itself.")
+    elif direction == "to_kit":
+        title = _("{who} is a tensor of the real PyTorch, given to autograd_kit, which takes "
+                  "only its own tensors (both classes are called Tensor).")
+        why = _("It was made by PyTorch itself: `import torch` imports PyTorch, even in a "
+                "notebook that also ran `import autograd_kit as torch`.")
+    else:
+        title = _("A tensor of autograd_kit and a tensor of the real PyTorch met in one "
+                  "operation: the two libraries' tensors can't be mixed (both classes are "
+                  "called Tensor).")
+        why = _("Somewhere `torch` means PyTorch itself (`import torch`, `from torch import "
+                "nn`) and somewhere autograd_kit (`import autograd_kit as torch`).")
+    who = _called(t, names, _("A tensor"))
+    return Explanation(title.format(who=who), [f"{why} {alias}"])
+
+
 EXPLAINERS = {"leaf_inplace": _leaf_inplace, "saved_modified": saved.saved_modified,
-              "graph_freed": saved.graph_freed, "non_scalar": _non_scalar,
+              "graph_freed": _graph_freed, "non_scalar": _non_scalar,
               "no_grad_fn": _no_grad_fn, "grad_shape": _grad_shape, **usage.EXPLAINERS}
 
 
@@ -241,6 +291,9 @@ def explain(err, names=None) -> Explanation | None:
     None for an error that is not explained here.  ``names`` (a namespace)
     names the tensors."""
     names = names if names is not None else _namespace()
+    mixed = culprits.mixed_engines(err)
+    if mixed is not None:
+        return _mixed(*mixed, names)
     found = facts(err, names)
     if found is None:
         return None
@@ -254,6 +307,29 @@ def explain(err, names=None) -> Explanation | None:
     return None
 
 
+def explain_value(root, names=None) -> Explanation | None:
+    """The classic mistakes in the backward code of a micrograd ``Value`` (``=``
+    where ``+=`` belongs, a ``_backward`` never set, grads never reset), found by
+    running its pass once and putting every grad back
+    (:mod:`autograd_kit.viz.engines.micrograd`): the first mistake as the title,
+    the others below, and the graph with the faulty node outlined.  None when
+    there is none, or when ``root`` is not a Value.  ``names``: a namespace."""
+    from ..viz import access, labels
+    if not access.is_value(root):
+        return None
+    names = names if names is not None else _namespace()
+    index = {id(v): k for k, v in reversed(list(names.items()))
+             if isinstance(k, str) and not k.startswith("_")}
+    source = access.backward_pass(root)
+    sentences = source.notes(names=index)
+    if not sentences:
+        return None
+    first = source.mistakes[0]
+    culprit = first.node if first.node is not None else first.value
+    return Explanation(sentences[0], sentences[1:], root=root, culprit=culprit,
+                       culprit_name=labels.value_name(culprit, index), names=names)
+
+
 # -- the hooks ------------------------------------------------------------------------
 def _namespace() -> dict:
     shell = _state["shell"]
@@ -263,13 +339,19 @@ def _namespace() -> dict:
 def user_traceback(err) -> TracebackType | None:
     """``err``'s traceback as IPython would show it, without the frames marked
     ``__tracebackhide__`` (IPython's own); where a magic ran the code, from the
-    learner's cell on.  (The engine itself keeps its frames out of the way.)"""
+    learner's cell on.  It ends at the learner's last line: the engine keeps its
+    inner frames out of the way (:func:`autograd_kit.errors.short`), but a
+    pure-Python ``raise`` always leaves the public call's own frame
+    (``x.add_(1)``'s), where PyTorch's C++ shows none; it goes here."""
     tb = getattr(err, "_autograd_kit_cell_tb", None) or err.__traceback__
     entries = []
     while tb is not None:
         if not tb.tb_frame.f_locals.get("__tracebackhide__", False):
             entries.append(tb)
         tb = tb.tb_next
+    mine = [i for i, entry in enumerate(entries) if not culprits.in_library(entry)]
+    if mine:
+        del entries[mine[-1] + 1:]
     kept = None
     for entry in reversed(entries):
         kept = TracebackType(kept, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
@@ -308,7 +390,7 @@ def after_cell(result) -> None:
         with language(_state["lang"]) if _state["lang"] else nullcontext():
             cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
             found = silent.after(_namespace(), [cell] + _history())
-            if isinstance(err, ERRORS):
+            if isinstance(err, ERRORS) or culprits.mixed_engines(err):
                 found = [exp for exp in [explain(err)] if exp is not None]
             from IPython.display import display
             for exp in found:

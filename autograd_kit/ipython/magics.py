@@ -4,7 +4,8 @@ Each magic is thin: read the line, evaluate the expression in the notebook's
 namespace, call the library, display the result.  ``%magic?`` shows the usage.
 A bad option or a bad expression gives a one-line ``UsageError`` (the cell
 stops there, without a traceback).  Tensors may come from autograd_kit or from
-PyTorch itself: both engines' graphs are read the same way (:mod:`..viz.access`).
+PyTorch itself: both engines' graphs are read the same way (:mod:`..viz.access`);
+``%autograd_graph`` and ``%autograd_step`` also take micrograd's scalar ``Value``.
 
 ===============================  ==============================================
 ``%autograd_graph EXPR [opts]``  draw the graph of an expression
@@ -12,6 +13,7 @@ PyTorch itself: both engines' graphs are read the same way (:mod:`..viz.access`)
 ``%autograd_step EXPR``          step through backward() with a widget
 ``%autograd_explain on|off``     autograd errors explain themselves
 ``%autograd_display card|text``  tensors shown as HTML cards, or as text
+``%autograd_alias torch|off``    ``import torch`` gives autograd_kit, or PyTorch
 ===============================  ==============================================
 
 Every magic takes ``--lang zh|ru|en``: its words (messages, the stepper's
@@ -21,6 +23,7 @@ PyTorch's own error messages are never translated.
 """
 from __future__ import annotations
 
+import weakref
 from contextlib import nullcontext
 
 from IPython.core.error import UsageError
@@ -28,7 +31,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from ..i18n import LANGUAGES, _, get_language, language
+from ..i18n import LANGUAGES, _, get_language, language, ngettext
 from . import display as display_hooks
 from . import explain
 from .parsing import evaluate, parse, run_cell_body
@@ -43,13 +46,15 @@ def _speaking(lang: str | None):
 
 
 def _require(value, magic: str, drawing: bool = False):
-    """``value`` if ``magic`` can take it: a tensor of autograd_kit or PyTorch
-    (for drawing also a grad_fn node, or a non-empty tuple/list of them); else a
+    """``value`` if ``magic`` can take it: a tensor of autograd_kit or PyTorch, or
+    a micrograd Value (for drawing also a grad_fn node, or a non-empty tuple/list
+    of them); else a
     one-line ``UsageError`` in the words every tool uses for a wrong input
     (:func:`autograd_kit.viz.access.require_tensor`)."""
     from ..viz import access
     try:
-        return access.require_tensor(value, magic, many=drawing, nodes=drawing)
+        return access.require_tensor(value, magic, many=drawing, nodes=drawing,
+                                     values=True)
     except TypeError as err:
         raise UsageError(str(err)) from None
 
@@ -64,16 +69,24 @@ def _drawable(value) -> bool:
 
 
 def _new_graph_tensors(before: dict, namespace: dict) -> list:
-    """Tensors (of either engine) with a grad_fn bound to a public name that is
-    new or rebound."""
+    """Tensors (of either engine) with a grad_fn, and micrograd Values with
+    inputs, bound to a public name that is new or rebound."""
     from ..viz import access
+
+    def made(v) -> bool:
+        if access.is_value(v):
+            return bool(access.value_inputs(v))
+        return bool(access.engine_name(v)) and v.grad_fn is not None
     return [v for k, v in namespace.items()
-            if isinstance(k, str) and not k.startswith("_") and access.engine_name(v)
-            and v.grad_fn is not None and before.get(k, None) is not v]
+            if isinstance(k, str) and not k.startswith("_") and made(v)
+            and before.get(k, None) is not v]
 
 
 def _why_not_steppable(root, expression: str, gradient) -> str | None:
     """Why backward() can't be stepped through from ``root``, in words; None if it can."""
+    from ..viz import access
+    if access.is_value(root):
+        return _why_not_steppable_value(root, expression, gradient)
     if root.grad_fn is None:
         if root.requires_grad:
             return _("{expr} is a leaf: it has no grad_fn, so there is nothing to step "
@@ -94,6 +107,63 @@ def _why_not_steppable(root, expression: str, gradient) -> str | None:
                  "starting gradient for it (its gradient= argument); pass --gradient, e.g. "
                  "--gradient torch.ones_like({expr}), or step through ({expr}).sum()").format(
             expr=expression, shape=tuple(root.shape))
+    return None
+
+
+def _why_not_steppable_value(root, expression: str, gradient) -> str | None:
+    """:func:`_why_not_steppable` for a micrograd Value."""
+    from ..viz import access
+    if not access.value_inputs(root):
+        return _("{expr} is a leaf Value: its _prev is empty, so no _backward has anything "
+                 "to send and there is nothing to step through; step through a Value "
+                 "computed from it, such as a loss").format(expr=expression)
+    if gradient is not None and (isinstance(gradient, bool)
+                                 or not isinstance(gradient, (int, float))):
+        return _("--gradient for a micrograd Value is the number its grad starts from "
+                 "(backward() uses 1), not a {type}").format(type=type(gradient).__name__)
+    return None
+
+
+#: the roots ``%autograd_step`` opened a stepper on: ``(root, expression,
+#: stepper)``, the tensor and the widget held weakly, newest last.  The
+#: explainer asks :func:`stepped` whether a graph that a later backward() found
+#: freed was freed by a stepper's pass.
+_STEPPED: list = []
+
+
+def _remember_step(root, expression: str, stepper) -> None:
+    _STEPPED[:] = [e for e in _STEPPED if e[0]() is not None and e[2]() is not None][-15:]
+    try:
+        _STEPPED.append((weakref.ref(root), expression, weakref.ref(stepper)))
+    except TypeError:  # a root that can't be held weakly: nothing to remember
+        pass
+
+
+def _freed_by(stepper) -> bool:
+    """Whether the stepper's pass has freed the graph's saved tensors for real:
+    PyTorch's pass, recorded when the stepper opened; the kit's, once stepped
+    to the end.  Never with ``--retain-graph``."""
+    if stepper.retain_graph:
+        return False
+    source = getattr(stepper, "_source", None)
+    return bool(getattr(source, "freed", False)) or (
+        getattr(source, "engine", "") == "autograd_kit" and stepper.finished)
+
+
+def stepped(tensors=(), nodes=()) -> str | None:
+    """The expression of the latest ``%autograd_step`` whose pass freed a graph
+    that holds one of ``tensors`` (its root, or a tensor computed from it) or
+    one of ``nodes``; None when no stepper did."""
+    from ..viz.error_facts import nodes_below
+    starts = [t.grad_fn for t in tensors if getattr(t, "grad_fn", None) is not None]
+    wanted = {id(n) for n in [*starts, *nodes] if n is not None}
+    for root_ref, expression, stepper_ref in reversed(_STEPPED):
+        root, stepper = root_ref(), stepper_ref()
+        if root is None or stepper is None or not _freed_by(stepper):
+            continue
+        if any(t is root for t in tensors) or \
+                wanted & {id(n) for n in nodes_below([root])}:
+            return expression
     return None
 
 
@@ -185,7 +255,8 @@ class AutogradMagics(Magics):
         gradients it sends on, the leaves' ``.grad`` filling up.
         ``--gradient EXPR`` starts from a given gradient (needed when the output
         is not a single number); ``--retain-graph`` keeps the graph usable.
-        Works on autograd_kit's tensors and on PyTorch's.  A root that can't be
+        Works on autograd_kit's tensors, on PyTorch's and on micrograd's Values
+        (whose own ``_backward`` closures run, one per step).  A root that can't be
         stepped through (a leaf; a non-scalar without ``--gradient``) gets one
         line saying why.  ``--lang zh`` (or ``ru``, ``en``): the widget's buttons,
         panel and messages in that language (it keeps it when clicked later)."""
@@ -227,6 +298,7 @@ class AutogradMagics(Magics):
                 problem = explain_text(problem, getattr(source, "who", "PyTorch"), root)
             raise UsageError("autograd_step: " + _("cannot step through {expr}: {problem}")
                              .format(expr=args.expression, problem=problem))
+        _remember_step(root, args.expression, stepper)
         display(stepper)
 
     @magic_arguments()
@@ -290,3 +362,43 @@ class AutogradMagics(Magics):
                 print(_("autograd_display is {mode}").format(mode=display_hooks.get_mode()))
         else:
             display_hooks.set_mode(args.mode)
+
+    @magic_arguments()
+    @argument("state", nargs="?", choices=["torch", "off"],
+              help="torch: `import torch` gives autograd_kit from now on; off: PyTorch again")
+    @argument("--lang", choices=LANGUAGES, default=None, help=LANG_HELP)
+    @line_magic
+    def autograd_alias(self, line: str):
+        """Run unchanged PyTorch code on autograd_kit: ``%autograd_alias torch``.
+
+        From then on ``import torch``, ``from torch import nn``, ``import
+        torch.nn.functional as F``, ``import torch.optim as optim``, ``from
+        torch.utils.data import DataLoader`` and ``from torch.autograd import
+        Function`` all give the kit (:func:`autograd_kit.alias_torch`).  Run the
+        imports after it: names bound before keep what they were bound to (it
+        says which).  ``%autograd_alias off`` puts back what ``import torch``
+        gave before (PyTorch, or nothing); without an argument, says whether
+        it is on.  ``--lang zh`` (or ``ru``, ``en``): its messages in that
+        language."""
+        args = parse(self.autograd_alias, line, "autograd_alias", expression=False)
+        with _speaking(args.lang):
+            print(self._alias(args.state))
+
+    def _alias(self, state: str | None) -> str:
+        from .. import alias
+        if state is None:
+            on = alias.torch_aliased()
+            return _("autograd_alias is {state}").format(state=_("on") if on else _("off"))
+        if state == "off":
+            alias.unalias_torch()
+            return _("`import torch` gives PyTorch again; names imported while the alias was "
+                     "on still refer to autograd_kit.")
+        alias.alias_torch()
+        said = _("`import torch` now gives autograd_kit (torch.nn, torch.optim, "
+                 "torch.utils.data... too); %autograd_alias off undoes it.")
+        stale = [f"`{name}`" for name in alias.still_pytorch(self.shell.user_ns)]
+        if stale:
+            said += " " + ngettext("Run your imports again: {names} still refers to PyTorch.",
+                                   "Run your imports again: {names} still refer to PyTorch.",
+                                   len(stale)).format(names=", ".join(stale))
+        return said

@@ -24,8 +24,9 @@ The pipeline has one module per step:
 * :mod:`.svgpatch`  recolouring a rendered SVG without a new layout.
 
 Everything reads the graph by duck typing (:mod:`.access`), so autograd_kit's
-tensors and PyTorch's tensors are drawn by the same code; what is neither is
-refused in one sentence (:func:`.access.require_tensor`).  Beside the pictures,
+tensors and PyTorch's tensors are drawn by the same code, and so is micrograd's
+scalar ``Value`` (one box per Value); what is none of these is refused in one
+sentence (:func:`.access.require_tensor`).  Beside the pictures,
 :mod:`.error_facts` reads either engine's autograd errors as facts (kind, node,
 versions) for the explanations and the widgets.
 """
@@ -53,9 +54,11 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
              graph_attr: dict | None = None, legend: bool = False,
              alt: str | None = None) -> Graph:
     """Draw the autograd graph that produced ``root``: a tensor of autograd_kit or
-    PyTorch, a ``grad_fn`` node, or a non-empty tuple/list of them.  Anything
-    else is a one-line ``TypeError`` (:func:`.access.require_tensor`), also an
-    object that only looks like a tensor.
+    PyTorch, a ``grad_fn`` node, a micrograd ``Value``, or a non-empty tuple/list
+    of them.  Anything else is a one-line ``TypeError``
+    (:func:`.access.require_tensor`), also an object that only looks like a tensor.
+    A Value's box shows its operation, name (or ``label``) and number, and its
+    ``.grad`` with ``show_grads``; ``view`` does not change its picture.
 
     The first five arguments are torchviz's: ``params`` maps names to tensors
     (``dict(model.named_parameters())``); ``show_attrs`` lists each op's saved
@@ -90,20 +93,21 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
     """
     if view not in ("backward", "forward"):
         raise ValueError(f"view must be 'backward' or 'forward', not {view!r}")
-    access.require_tensor(root, "make_dot", many=True, nodes=True)
+    access.require_tensor(root, "make_dot", many=True, nodes=True, values=True)
     roots = list(root) if isinstance(root, (tuple, list)) else [root]
     named = _names(params, names)
     opts = Options(view=view, show_attrs=show_attrs, show_saved=show_saved,
                    max_attr_chars=max_attr_chars, show_values=show_values,
                    show_grads=show_grads, names={id(t): n for n, t in named},
-                   named=[t for _, t in named])
+                   named=[t for _, t in named if access.is_tensor(t)])
     chosen = get_theme(theme)
     if isinstance(theme, dict):
         attributes.check_theme(chosen)
     graph_attr = attributes.check(graph_attr, attributes.GRAPH, "graph_attr")
     mark = (attributes.check(highlight_style, attributes.NODE, "highlight_style")
             if highlight_style is not None else chosen.get("highlight", {}))
-    if access.is_tensor(highlight) or access.is_node(highlight) or isinstance(highlight, str):
+    if (access.is_tensor(highlight) or access.is_node(highlight) or access.is_value(highlight)
+            or isinstance(highlight, str)):
         highlight = [highlight]
     styles = [(obj, mark) for obj in (highlight or ())]
     styles += [(obj, attributes.check(style, attributes.NODE, "node_styles"))
@@ -122,14 +126,16 @@ def make_dot(root, params=None, show_attrs: bool = False, show_saved: bool = Fal
 
 
 def _names(params, names) -> list[tuple[str, object]]:
-    """``(name, tensor)`` pairs, ``params`` first, each tensor once."""
+    """``(name, tensor)`` pairs, ``params`` first, each tensor once (micrograd
+    Values are named the same way)."""
     pairs: list[tuple[str, object]] = []
     for name, t in dict(params or {}).items():
-        if not access.is_tensor(t):
+        if not (access.is_tensor(t) or access.is_value(t)):
             raise TypeError(f"params[{name!r}] is a {type(t).__name__}, not a tensor")
         pairs.append((attributes.clean_name(name), t))
     for name, t in (names or {}).items():
-        if isinstance(name, str) and not name.startswith("_") and access.is_tensor(t):
+        if isinstance(name, str) and not name.startswith("_") and (
+                access.is_tensor(t) or access.is_value(t)):
             pairs.append((attributes.clean_name(name), t))
     seen, unique = set(), []
     for name, t in pairs:

@@ -15,12 +15,26 @@ in one line):
   the picture can say "(freed)" instead of failing.
 
 So the same functions read autograd_kit's tensors and real PyTorch tensors.
+
+A third kind of graph is read too: micrograd's scalar ``Value`` (and any class
+of the same shape, such as the one written in Karpathy's lecture), known by its
+attributes ``data``, ``grad``, ``_prev`` (its inputs), ``_op`` and
+``_backward`` (:func:`is_value`).  A Value is both the number and the node that
+made it, so it stands for itself in a picture: :func:`next_edges` gives its
+inputs and :func:`node_name` its operation.  micrograd is never imported here.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 SAVED_PREFIX = "_saved_"
+#: what a micrograd ``Value`` has (see :func:`is_value`); the rare names first, so
+#: that asking a tensor costs one failed lookup (a tensor's ``.data`` makes a tensor)
+VALUE_ATTRS = ("_prev", "_backward", "_op", "data", "grad")
+#: modules whose objects are never Values: the engines' own tensors and nodes
+#: answer at once, without the lookups (a picture asks for every node)
+NOT_VALUES = frozenset({"autograd_kit", "torch", "builtins", "numpy"})
 
 
 @dataclass(frozen=True)
@@ -73,7 +87,8 @@ def _engine_node(obj) -> bool:
     return isinstance(node_class, type) and isinstance(obj, node_class)
 
 
-def require_tensor(obj, what: str, *, many: bool = False, nodes: bool = False):
+def require_tensor(obj, what: str, *, many: bool = False, nodes: bool = False,
+                   values: bool = False):
     """``obj`` if it is a tensor of autograd_kit or PyTorch, else a one-line
     ``TypeError`` that names what ``what`` (a tool's name) accepts.
 
@@ -82,11 +97,14 @@ def require_tensor(obj, what: str, *, many: bool = False, nodes: bool = False):
     (``grad_fn``, ``shape``...) is refused too: the tool would fail later, deep
     inside.  ``nodes``: a ``grad_fn`` node of either engine is accepted as well;
     ``many``: so is a non-empty list or tuple of what is accepted (``make_dot``
-    draws several roots)."""
+    draws several roots); ``values``: so is a micrograd ``Value`` (:func:`is_value`),
+    for the tools that read its graph (the sentence is unchanged: it names the
+    engines most learners use)."""
     from ..i18n import _
 
     def accepted(item) -> bool:
-        return bool(engine_name(item)) or (nodes and _engine_node(item))
+        return (bool(engine_name(item)) or (nodes and _engine_node(item))
+                or (values and is_value(item)))
 
     def given(item, inside: bool = False) -> str:
         if isinstance(item, type):
@@ -115,7 +133,11 @@ def is_node(obj) -> bool:
 
 def node_name(fn) -> str:
     """``"MulBackward0"``.  PyTorch's C++ nodes answer names such as
-    ``"torch::autograd::AccumulateGrad"``; only the last part is kept."""
+    ``"torch::autograd::AccumulateGrad"``; only the last part is kept.  A
+    micrograd Value answers its operation (``"*"``, ``"tanh"``), a leaf its
+    class's name."""
+    if is_value(fn):
+        return value_op(fn) or type(fn).__name__
     try:
         name = str(fn.name())
     except Exception:  # a node whose name() fails still gets drawn
@@ -124,7 +146,10 @@ def node_name(fn) -> str:
 
 
 def next_edges(fn) -> list[tuple[object, int]]:
-    """The ``(node, input_nr)`` pairs of ``fn`` that lead somewhere (None dropped)."""
+    """The ``(node, input_nr)`` pairs of ``fn`` that lead somewhere (None dropped);
+    for a micrograd Value, its inputs (see :func:`value_edges`)."""
+    if is_value(fn):
+        return value_edges([fn])(fn)
     return [(n, nr) for n, nr in getattr(fn, "next_functions", ()) if n is not None]
 
 
@@ -168,7 +193,9 @@ def saved_value(fn, name: str):
 
 
 def shape_of(t) -> tuple[int, ...]:
-    """The shape as a tuple of ints."""
+    """The shape as a tuple of ints (``()`` for a micrograd Value: one number)."""
+    if is_value(t):
+        return ()
     return tuple(int(s) for s in t.shape)
 
 
@@ -242,13 +269,106 @@ def input_names(fn) -> tuple:
     return tuple(names)
 
 
+def has_graph(root) -> bool:
+    """Whether ``root`` (a tensor or a micrograd Value) is part of a graph that
+    can be drawn: a tensor with a ``grad_fn`` or that requires grad; any Value."""
+    if is_value(root):
+        return True
+    return getattr(root, "grad_fn", None) is not None or bool(
+        getattr(root, "requires_grad", False))
+
+
 def backward_pass(root, gradient=None, retain_graph: bool = False, tensors=()):
     """The backward pass from ``root`` as step records, through the adapter for
-    its engine (:mod:`autograd_kit.viz.engines`): the kit's engine stepped live,
-    PyTorch's pass recorded with hooks and replayed.  ``tensors``: other tensors
-    the caller knows (named variables); those that ``retain_grad()`` get their
-    ``.grad`` at the step of their ``grad_fn``, on either engine.  Anything that
-    is not a tensor of either gets :func:`require_tensor`'s one-line ``TypeError``."""
-    require_tensor(root, "backward_pass")
+    its engine (:mod:`autograd_kit.viz.engines`): the kit's engine and
+    micrograd's closures stepped live, PyTorch's pass recorded with hooks and
+    replayed.  ``tensors``: other tensors the caller knows (named variables);
+    those that ``retain_grad()`` get their ``.grad`` at the step of their
+    ``grad_fn``, on either engine.  Anything that is not a tensor of either, nor
+    a micrograd Value, gets :func:`require_tensor`'s one-line ``TypeError``."""
+    require_tensor(root, "backward_pass", values=True)
     from .engines import for_tensor
     return for_tensor(root, gradient, retain_graph, tensors)
+
+
+# -- micrograd's Value ----------------------------------------------------------------
+def is_value(obj) -> bool:
+    """True for a scalar ``Value`` of micrograd, or of any class of the same shape
+    (the one written in Karpathy's lecture): ``data``, ``grad``, ``_prev`` (the
+    set of its inputs), ``_op`` (a string, empty for a leaf) and ``_backward``
+    (the closure that sends its ``grad`` to its inputs).  Read by duck typing, so
+    micrograd is never imported; a class is not a Value."""
+    if isinstance(obj, type) or type(obj).__module__.partition(".")[0] in NOT_VALUES:
+        return False
+    try:
+        return all(hasattr(obj, a) for a in VALUE_ATTRS) and callable(obj._backward)
+    except Exception:  # odd objects in a namespace such as globals()
+        return False
+
+
+def value_op(v) -> str:
+    """The operation that made the Value (``"*"``, ``"tanh"``), ``""`` for a leaf."""
+    op = getattr(v, "_op", "")
+    return "" if op is None else str(op)
+
+
+def value_label(v) -> str:
+    """The Value's own ``label`` (the lecture's Values carry one), or ``""``."""
+    label = getattr(v, "label", "")
+    return label if isinstance(label, str) else ""
+
+
+def value_inputs(v) -> list:
+    """The Values in ``v._prev``, as they come (a set's order: micrograd's own)."""
+    try:
+        return [c for c in (v._prev or ()) if is_value(c)]
+    except Exception:  # a _prev that cannot be iterated: no inputs
+        return []
+
+
+def _value_key(v) -> bytes:
+    """What a Value holds, as bytes: operation, number, label."""
+    try:
+        data = repr(v.data)
+    except Exception:
+        data = "?"
+    text = "\x1f".join((value_op(v), data, value_label(v)))
+    return text.encode("utf-8", "backslashreplace")
+
+
+def value_edges(roots):
+    """A function ``v -> [(input, 0), ...]`` for the Values below ``roots``, each
+    Value's inputs in one fixed order (other nodes: :func:`next_edges`).  A list
+    or tuple ``_prev`` keeps its own order; a set (micrograd's ``_prev``) has
+    none but where its members sit in memory, so they are sorted by a digest of
+    what they hold and of what their inputs hold, all the way down: the same
+    code draws the same picture (inputs that hold the very same all the way
+    down keep the set's order).  One iterative pass, each Value's digest
+    computed once, inputs first."""
+    digests: dict[int, bytes] = {}
+    ordered: dict[int, list] = {}
+    entered: set[int] = set()
+    stack = [(v, False) for v in roots if is_value(v)]
+    while stack:
+        v, inputs_done = stack.pop()
+        if id(v) in digests or (not inputs_done and id(v) in entered):
+            continue  # done, or met again on a cycle
+        kids = value_inputs(v)
+        if not inputs_done:
+            entered.add(id(v))
+            stack.append((v, True))
+            stack.extend((c, False) for c in kids if id(c) not in digests)
+            continue
+        if not isinstance(v._prev, (list, tuple)):
+            kids.sort(key=lambda c: digests.get(id(c), b""))
+        ordered[id(v)] = kids
+        h = hashlib.blake2b(_value_key(v), digest_size=16)
+        for c in kids:
+            h.update(digests.get(id(c), b""))
+        digests[id(v)] = h.digest()
+
+    def edges(fn) -> list[tuple[object, int]]:
+        if id(fn) in ordered:
+            return [(c, 0) for c in ordered[id(fn)]]
+        return [] if is_value(fn) else next_edges(fn)  # a tensor's node among the roots
+    return edges

@@ -108,6 +108,39 @@ def tensor_lines(t, name: str, show_values: bool, show_grads: bool) -> list[str]
     return lines
 
 
+def scalar_text(v) -> str:
+    """One number of a micrograd Value, as :func:`number` writes it (``2.``,
+    ``-0.7616``, ``3``); anything else a learner stored there as text."""
+    if isinstance(v, (bool, int, float, complex)):
+        return number(v, isinstance(v, (float, complex)))
+    item = getattr(v, "item", None)  # a numpy scalar
+    try:
+        return scalar_text(item()) if callable(item) else str(v)
+    except Exception:
+        return str(v)
+
+
+def value_name(v, names: dict | None = None) -> str:
+    """What a sentence calls a micrograd Value: its variable name (``names``:
+    ``{id(value): name}``), else its own ``label``, else ``Value(data=2.)``."""
+    return ((names or {}).get(id(v)) or access.value_label(v)
+            or f"Value(data={scalar_text(getattr(v, 'data', '?'))})")
+
+
+def value_lines(v, name: str, show_grads: bool) -> list[str]:
+    """The box of a micrograd Value: its operation (none for a leaf), then its
+    name and number (``x1 · 2.``; a Value is one number, shown as a tensor box
+    shows its shape), and with ``show_grads`` its ``.grad`` as tensor boxes show
+    theirs (``grad -1.5``)."""
+    op = access.value_op(v)
+    data = scalar_text(getattr(v, "data", "?"))
+    lines = [op] if op else []
+    lines.append(f"{name} · {data}" if name else data)
+    if show_grads:
+        lines.append(f"grad {scalar_text(getattr(v, 'grad', None))}")
+    return lines
+
+
 def saved_lines(t, names: list[str], var_name: str, show_values: bool) -> list[str]:
     """A saved-tensor box: which saved slots hold it (``self``, ``other``...), its
     variable name when known, shape and values.  An :class:`access.Unavailable`

@@ -40,6 +40,10 @@ Two views of the same graph:
   boxes feeding their op.
 
 Arrows point from inputs to outputs in both views, as in torchviz.
+
+A micrograd ``Value`` is its own node: one box per Value (its operation, name and
+number; a leaf is a Value without inputs), arrows from its inputs, the same
+picture in both views (micrograd's graph is already the textbook's).
 """
 from __future__ import annotations
 
@@ -124,12 +128,13 @@ class Options:
     named: list = field(default_factory=list)  # the named tensors themselves
 
 
-def walk(start: list, limit: int | None = None,
-         progress: Progress = SILENT) -> tuple[list, dict[int, list]]:
+def walk(start: list, limit: int | None = None, progress: Progress = SILENT,
+         edges: Callable = access.next_edges) -> tuple[list, dict[int, list]]:
     """Every node reachable from ``start``, in iterative depth-first preorder
-    (first input first), and each node's ``(input node, input_nr)`` pairs.
-    With ``limit``, the walk stops at ``limit + 1`` nodes: more than ``limit``
-    found tells the caller the graph is bigger, without walking all of it."""
+    (first input first), and each node's ``(input node, input_nr)`` pairs
+    (``edges(node)``).  With ``limit``, the walk stops at ``limit + 1`` nodes:
+    more than ``limit`` found tells the caller the graph is bigger, without
+    walking all of it."""
     order, inputs = [], {}
     stack = list(reversed(start))
     stop = -1 if limit is None else limit + 1
@@ -139,8 +144,8 @@ def walk(start: list, limit: int | None = None,
         if id(fn) in inputs:
             continue
         order.append(fn)
-        inputs[id(fn)] = edges = access.next_edges(fn)
-        stack.extend(n for n, _nr in reversed(edges))
+        inputs[id(fn)] = found_edges = edges(fn)
+        stack.extend(n for n, _nr in reversed(found_edges))
         found = len(order)
         if found & MASK == 0:
             progress.update(found)
@@ -164,7 +169,8 @@ def _boxes_of(fn, opts: Options, named: dict[int, int]) -> int:
     return boxes
 
 
-def nearest(start: list, budget: int, opts: Options) -> tuple[list, dict[int, list], list]:
+def nearest(start: list, budget: int, opts: Options,
+            edges: Callable = access.next_edges) -> tuple[list, dict[int, list], list]:
     """The nodes nearest ``start``, breadth first, while their boxes fit in
     ``budget`` (``start`` itself always), each with the ``(input node,
     input_nr)`` pairs among them; and the nodes whose other inputs are left out.
@@ -184,8 +190,8 @@ def nearest(start: list, budget: int, opts: Options) -> tuple[list, dict[int, li
         fn = queue.popleft()
         boxes += cost
         order.append(fn)
-        inputs[id(fn)] = edges = access.next_edges(fn)
-        for n, _nr in edges:
+        inputs[id(fn)] = found_edges = edges(fn)
+        for n, _nr in found_edges:
             if id(n) not in seen:
                 seen.add(id(n))
                 queue.append(n)
@@ -242,6 +248,8 @@ class _Builder:
         return self.add(prefix, kind, name or kind, lines, t)
 
     def op(self, fn) -> VNode:
+        if access.is_value(fn):
+            return self.value(fn)
         o = self.opts
         title = access.node_name(fn)
         kind = "acc" if access.leaf_variable(fn) is not None else "op"
@@ -249,6 +257,17 @@ class _Builder:
             title, kind = _BACKWARD_SUFFIX.sub("", title) or title, "fn"
         lines = partial(labels.op_lines, fn, title, o.show_attrs, o.max_attr_chars)
         return self.add("n", kind, title, lines, fn)
+
+    def value(self, v) -> VNode:
+        """A micrograd Value's box: an op box, or a leaf box when it has no inputs;
+        named by ``names``, else by its own ``label``."""
+        name = self.opts.names.get(id(v), "") or access.value_label(v)
+        op = access.value_op(v)
+        kind = "op" if self.inputs.get(id(v)) or op else "leaf"
+        title = op if kind == "op" and op else (
+            name or labels.scalar_text(getattr(v, "data", "?")))
+        lines = partial(labels.value_lines, v, name, self.opts.show_grads)
+        return self.add("n", kind, title, lines, v)
 
     def constant(self, value) -> VNode:
         """The box of a constant input: one per number, one per tensor."""
@@ -278,15 +297,17 @@ def build(roots: list, opts: Options, max_nodes: int | None = None,
     start = [r.grad_fn if access.is_tensor(r) else r for r in roots]
     start = [fn for fn in start if fn is not None]
     limit = None if max_nodes is None else WALK_LIMIT
-    fns, inputs = walk(start, limit, progress)
+    values = any(access.is_value(fn) for fn in start)  # micrograd: one box per Value
+    edges = access.value_edges(start) if values else access.next_edges
+    fns, inputs = walk(start, limit, progress, edges)
     cut, walked = [], len(fns)
     if limit is not None and walked > limit:
         budget = max(max_nodes - len(tensors) - 1, 1)  # room for the outputs and the rest
-        fns, inputs, cut = nearest(start, budget, opts)
+        fns, inputs, cut = nearest(start, budget, opts, edges)
     b = _Builder(opts, inputs)
     for t in tensors:
         b.tensor(t, "output")
-    forward = opts.view == "forward"
+    forward = opts.view == "forward" and not values
     progress.stage(2, 2 * len(fns))  # boxes, then arrows
     for k, fn in enumerate(fns):
         if k & MASK == 0:

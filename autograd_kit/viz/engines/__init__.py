@@ -16,7 +16,12 @@ looks at which engine made the tensor.  Every adapter answers the same questions
   (raising the engine's own error where the engine refuses);
 * ``freed``: True when making the adapter already freed saved tensors for real
   (a recorded pass without ``retain_graph``), so a later ``backward()`` on the
-  graph is refused.
+  graph is refused;
+* ``notes(step=None, names=None)``: sentences for a learner, in the current
+  language, on mistakes the adapter sees in the learner's own backward code:
+  those met at ``step``, or, without one, all of them (``names``:
+  ``{id(obj): variable name}``).  Only micrograd's adapter has any: with the
+  kit and PyTorch the backward code is the engine's, not the learner's.
 
 Each adapter is given ``tensors``: tensors the caller knows (the variables it
 has names for).  Those that are not leaves and called ``retain_grad()`` get
@@ -26,7 +31,10 @@ nodes do not link to their outputs, so its adapter needs the list.
 
 ``kit.py`` drives autograd_kit's own ``backward_steps()`` generator, one node at a
 time.  ``pytorch.py`` cannot pause PyTorch's engine, so it records PyTorch's real
-pass with hooks when it is made and replays the recording.
+pass with hooks when it is made and replays the recording.  ``micrograd.py``
+runs a micrograd ``Value``'s own ``_backward`` closures, one per step, in the
+order micrograd's ``backward()`` runs them; it catches the lecture's classic
+mistakes (``=`` for ``+=``, a ``_backward`` never set, grads never reset).
 """
 from __future__ import annotations
 
@@ -34,7 +42,7 @@ from __future__ import annotations
 class BackwardPass:
     """What every adapter offers (see the module docstring)."""
 
-    engine = ""          # "autograd_kit" or "torch"
+    engine = ""          # "autograd_kit", "torch" or "micrograd"
     replayed = False     # True when the steps are a recording of a finished pass
     who = "The engine"   # who ran the pass, as the subject of a sentence
     about = ""           # one line for a learner: whose pass this is, and how it is shown
@@ -54,13 +62,20 @@ class BackwardPass:
     def again(self) -> None:
         raise NotImplementedError
 
+    def notes(self, step=None, names=None) -> list[str]:
+        return []
+
 
 def for_tensor(root, gradient=None, retain_graph: bool = False,
                tensors=()) -> BackwardPass:
     """The adapter for ``root``'s engine (``root`` is already known to be a tensor
-    of autograd_kit or PyTorch; ``tensors``: see the module docstring).  PyTorch
-    is imported only here, only when the root is a PyTorch tensor."""
-    from ..access import engine_name
+    of autograd_kit or PyTorch, or a micrograd Value; ``tensors``: see the module
+    docstring).  PyTorch is imported only here, only when the root is a PyTorch
+    tensor; micrograd never is (a Value is read by duck typing)."""
+    from ..access import engine_name, is_value
+    if is_value(root):
+        from .micrograd import MicrogradPass
+        return MicrogradPass(root, gradient, retain_graph, tensors)
     if engine_name(root) == "torch":
         from .pytorch import TorchPass
         return TorchPass(root, gradient, retain_graph, tensors)
