@@ -548,3 +548,10 @@ def test_no_traceback_reaches_the_terminal(tmp_path, source, outside):
         assert done.returncode == 2 and done.stdout == ""
         one_line(done.stderr)
     assert snapshot(tmp_path) == before
+
+
+def test_the_summary_counts_its_assignments_in_words(tmp_path, source, capsys):
+    code, out, _ = run(capsys, tmp_path / "one", "--lessons", "3", "--source", source)
+    assert code == 0 and "wrote 1 assignment to" in out
+    code, out, _ = run(capsys, tmp_path / "two", "--lessons", "3,6", "--source", source)
+    assert code == 0 and "wrote 2 assignments to" in out

@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:      # a name too long, a file where a folder is, no permission...
         print(f"error: {describe(err)}", file=sys.stderr)
         return 2
-    print(f"wrote {len(names)} assignments to {args.outdir / 'source'}: {', '.join(names)}")
+    what = "1 assignment" if len(names) == 1 else f"{len(names)} assignments"
+    print(f"wrote {what} to {args.outdir / 'source'}: {', '.join(names)}")
     print(f"next: cd {args.outdir} && nbgrader generate_assignment {names[0]}")
     return 0
 
