@@ -26,6 +26,7 @@ The sentences come in the learner's language (:mod:`autograd_kit.i18n`);
 """
 from __future__ import annotations
 
+import html
 import math
 import re
 import unicodedata
@@ -74,9 +75,33 @@ def _say(sentence: str, solved: bool) -> None:
 #: JupyterLab shows printed text with ``word-break: break-all``, so a sentence
 #: wraps in the middle of a word; as HTML with this style it wraps between words
 #: (and between Chinese characters), keeping its own line breaks
+SENTENCE_STYLE = "white-space: pre-wrap; overflow-wrap: break-word; word-break: normal"
+
+
+def sentence_html(sentence: str) -> str:
+    """The sentence as an HTML block that wraps at word boundaries; every
+    character of it escaped (an answer quoted in it may hold ``<`` or ``&``)."""
+    return (f'<div class="ak-check" style="{SENTENCE_STYLE}">'
+            f"{html.escape(sentence, quote=True)}</div>")
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a notebook's kernel (not a terminal or plain Python)."""
+    import sys
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
 def show_sentence(sentence: str) -> None:
-    """Say ``sentence`` (printed)."""
-    print(sentence)
+    """Say ``sentence``: in a notebook as :func:`sentence_html` (``text/plain``
+    holds the same sentence: JupyterLab breaks printed text anywhere, "he/lp"),
+    elsewhere printed."""
+    if not _in_notebook():
+        print(sentence)
+        return
+    from IPython.display import display
+    display({"text/plain": sentence, "text/html": sentence_html(sentence)}, raw=True)
 
 
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
@@ -1446,3 +1471,14 @@ _TEXT = {
         N_('g is a single number; the answer needs ctx.input_shape (g.expand does that), each element 1/n of g.'),
         N_('Each element moves the mean by 1/n of its own change.')),
 }
+
+
+# --- lesson 15 (build the recorder) -------------------------------------------------------
+# Its checks live in their own module; they join the tables here, so that a fresh
+# import of this module (as a graded cell makes) knows them too.
+from .exercise_checks_recorder import EXERCISES as _L15_EXERCISES  # noqa: E402
+from .exercise_checks_recorder import TEXT as _L15_TEXT  # noqa: E402
+
+_EXERCISES.update(_L15_EXERCISES)
+_TEXT.update(_L15_TEXT)
+# --- end of lesson 15 ----------------------------------------------------------------------

@@ -521,12 +521,20 @@ CASES: dict[str, list[Case]] = {
         C("where-scalar-other", normal((3, 4)), lambda a: ak.where(const(a, MASK), a, 0.0)),
         C("where-method", normal((3, 4), (3, 4)), lambda a, b: a.where(const(a, ROW_MASK), b)),
     ],
-    # The backward of indexing (embed) is itself recorded; it appears in the
-    # graph of a first derivative made with create_graph=True.
-    "EmbedBackward0": [
+    # The backward of indexing (PyTorch's kernels select_backward, slice_backward
+    # and index's _index_put_impl_) is itself recorded; it appears in the graph
+    # of a first derivative made with create_graph=True.
+    "SliceBackwardBackward0": [
         C("grad-of-slice", normal((4, 3)), first_grad(lambda x: x[1:3] ** 3)),
+        C("grad-of-narrow-step", normal((3, 5)), first_grad(lambda x: x[:, 1::2].exp())),
+    ],
+    "SelectBackwardBackward0": [
         C("grad-of-select", normal((3, 4)), first_grad(lambda x: x[:, 2].sin())),
+        C("grad-of-two-ints", normal((3, 4)), first_grad(lambda x: x[1, 2] ** 3)),
+    ],
+    "IndexPutImplBackward0": [
         C("grad-of-index-repeated", normal((4,)), first_grad(lambda x: x[[0, 2, 0]] ** 2)),
+        C("grad-of-index-mask", normal((3, 4)), first_grad(lambda x: x[const(x, MASK)] ** 3)),
     ],
     # ---------------------------------------------------------- unary.py --
     "ExpBackward0": [
@@ -597,9 +605,9 @@ CASES: dict[str, list[Case]] = {
     ],
 }
 
-# Nodes that need no case of their own here, each with the reason.  (None at
-# present: even EmbedBackward0, which only double backward reaches, has cases
-# above built from a first derivative.)
+# Nodes that need no case of their own here, each with the reason.  (Even the
+# nodes only double backward reaches, the kernels' TanhBackwardBackward0 and the
+# like, have cases above, built from a first derivative.)
 _DRAW = ("a random draw: PyTorch defines its gradient as zero, which central differences "
          "of a re-drawn sample cannot check (tests/test_random_nodes.py checks the zeros)")
 EXEMPT: dict[str, str] = {name: _DRAW for name in (

@@ -15,6 +15,8 @@ import autograd_kit as ak
 from autograd_kit.nn import functional as F
 
 from op_cases import Case as C
+from autograd_kit.ops import scalar as scalar_ops
+
 from op_cases import const, distinct, first_grad, normal, positive, uniform
 
 
@@ -42,6 +44,29 @@ def _away_from_integers(rng):
 
 def _first(f):
     return first_grad(f)
+
+
+def _grad_with_upstream(f, reduction_none=True):
+    """(g, x, ...) -> the gradient of f(x, ...) for x with upstream g, made with
+    create_graph=True: the kernel's node with both of its edges (g and x)."""
+    def fn(g, x, *rest):
+        with ak.enable_grad():
+            return ak.autograd.grad(f(x, *rest), x, g, create_graph=True)[0]
+    return fn
+
+
+def first_grad_of_loss(loss, x, y):
+    """d loss(x, y) / dx, made with create_graph=True (a function of x and y)."""
+    with ak.enable_grad():
+        return ak.autograd.grad(loss(x, y), x, create_graph=True)[0]
+
+
+def first_grad_alpha(g):
+    """The gradient of add(c, b, alpha=2.5) for b with upstream g: g * 2.5, where
+    the 2.5 is a Scalar (MulBackward1), a function of g alone."""
+    with ak.enable_grad():
+        b = ak.zeros(g.shape, dtype=g.dtype, device=g.device, requires_grad=True)
+        return ak.autograd.grad(ak.add(b.detach(), b, alpha=2.5), b, g, create_graph=True)[0]
 
 
 MORE_CASES = {
@@ -73,6 +98,66 @@ MORE_CASES = {
     "SqueezeBackward3": [C("squeeze_", normal((3, 1, 4)), lambda x: (x * 1).squeeze_())],
     "SqueezeBackward4": [C("squeeze_-dim", normal((3, 1)), lambda x: (x * 1).squeeze_(-1))],
     "UnsqueezeBackward1": [C("unsqueeze_", normal((3, 4)), lambda x: (x * 1).unsqueeze_(1))],
+    # -- a tensor and a number, as backward formulas record them (scalar.py) -----
+    "MulBackward1": [
+        C("mul-scalar-word", normal((2, 3)), lambda x: scalar_ops.mul_scalar(x, 2.5)),
+        C("grad-of-add-alpha", normal((2, 3)), lambda g: first_grad_alpha(g)),
+    ],
+    "AddBackward1": [C("add-scalar-word", normal((2, 3)), lambda x: scalar_ops.add_scalar(x, 1.5))],
+    "SubBackward1": [C("sub-scalar-word", normal((3,)), lambda x: scalar_ops.sub_scalar(x, 0.5))],
+    "SgnBackward0": [C("sgn", distinct((3, 4)), lambda x: x.sgn())],
+    # -- backward kernels, recorded under create_graph=True (kernels.py) --------
+    "TanhBackwardBackward0": [
+        C("grad-of-tanh", normal((2, 3)), _first(lambda x: x.tanh())),
+        C("grad-of-tanh-upstream", normal((2, 3), (2, 3)),
+          _grad_with_upstream(lambda x: x.tanh())),
+    ],
+    "SigmoidBackwardBackward0": [
+        C("grad-of-sigmoid", normal((2, 3)), _first(lambda x: x.sigmoid())),
+        C("grad-of-sigmoid-upstream", normal((3,), (3,)),
+          _grad_with_upstream(lambda x: ak.sigmoid(x))),
+    ],
+    "SoftplusBackwardBackward0": [
+        C("grad-of-softplus", normal((3, 4)), _first(lambda x: F.softplus(x, beta=2.0))),
+        C("grad-of-softplus-upstream", normal((2, 3), (2, 3)),
+          _grad_with_upstream(lambda x: F.softplus(x))),
+    ],
+    "EluBackwardBackward0": [
+        C("grad-of-elu", distinct((3, 4)), _first(lambda x: F.elu(x, alpha=0.5))),
+        C("grad-of-elu-upstream", distinct((2, 3), (2, 3)),
+          _grad_with_upstream(lambda x: F.elu(x))),
+    ],
+    "GeluBackwardBackward0": [
+        C("grad-of-gelu", normal((3, 4)), _first(lambda x: F.gelu(x))),
+        C("grad-of-gelu-tanh-upstream", normal((2, 3), (2, 3)),
+          _grad_with_upstream(lambda x: F.gelu(x, approximate="tanh"))),
+    ],
+    "SoftmaxBackwardDataBackward0": [
+        C("grad-of-softmax-upstream", normal((2, 4), (2, 4)),
+          _grad_with_upstream(lambda x: x.softmax(1))),
+    ],
+    "LogSoftmaxBackwardDataBackward0": [
+        C("grad-of-log-softmax", normal((2, 4)), _first(lambda x: x.log_softmax(-1))),
+        C("grad-of-log-softmax-upstream", normal((3, 2), (3, 2)),
+          _grad_with_upstream(lambda x: x.log_softmax(0))),
+    ],
+    "MseLossBackwardBackward0": [
+        C("grad-of-mse", normal((3, 4), (3, 4)), lambda x, y: first_grad_of_loss(
+            F.mse_loss, x, y)),
+        C("grad-of-mse-none-upstream", normal((2, 3), (2, 3), (2, 3)),
+          _grad_with_upstream(lambda x, y: F.mse_loss(x, y, reduction="none"))),
+    ],
+    "SmoothL1LossBackwardBackward0": [
+        C("grad-of-smooth-l1", off_kink(1.0, (3, 4)), lambda x, y: first_grad_of_loss(
+            F.smooth_l1_loss, x, y)),
+    ],
+    "HuberLossBackwardBackward0": [
+        C("grad-of-huber", off_kink(1.0, (3, 4)), lambda x, y: first_grad_of_loss(
+            F.huber_loss, x, y)),
+        C("grad-of-huber-none-upstream", lambda rng: (rng.standard_normal(4),)
+          + off_kink(0.5, (4,))(rng), _grad_with_upstream(
+              lambda x, y: F.huber_loss(x, y, reduction="none", delta=0.5))),
+    ],
     # -- activations and their recorded backward steps --------------------------
     "ClampMinBackward0": [C("clamp_min", distinct((3, 4)), lambda x: x.clamp_min(0.5))],
     "ClampMaxBackward0": [C("clamp_max", distinct((3, 4)), lambda x: ak.clamp_max(x, -0.5))],

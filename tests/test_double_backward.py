@@ -137,16 +137,16 @@ def test_hessian_vector_product_matches_pytorch():
 
 
 # ----------------------------------------------------------- indexing twice --
-def test_second_derivative_through_indexing_uses_embed():
+def test_second_derivative_through_indexing_uses_index_put():
     """x[idx] with a repeated index: d/dx sum(x[idx]^3) = count * 3x^2 (the
-    backward of indexing, embed, is itself a node), and the second derivative
-    is count * 6x."""
+    backward of indexing, PyTorch's in-place index_put into zeros, is itself a
+    node: IndexPutImplBackward0), and the second derivative is count * 6x."""
     x_np = np.array([0.5, -1.2, 2.0, 0.3])
     idx = [0, 2, 0, 3]
     count = np.bincount(idx, minlength=4)
     x = leaf(x_np)
     (d1,) = grad((x[idx] ** 3).sum(), x, create_graph=True)
-    assert isinstance(d1.grad_fn, NODE_CLASSES["EmbedBackward0"])
+    assert isinstance(d1.grad_fn, NODE_CLASSES["IndexPutImplBackward0"])
     (d2,) = grad(d1.sum(), x)
     np.testing.assert_allclose(host(d1), count * 3 * x_np ** 2, rtol=1e-12)
     np.testing.assert_allclose(host(d2), count * 6 * x_np, rtol=1e-12)

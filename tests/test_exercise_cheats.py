@@ -189,7 +189,8 @@ def wrong_values(lesson, ex, ns) -> list[str]:
         _run(ex.solution, solved)
         fn = solved[names[kinds.index("function")]]
         with contextlib.suppress(Exception):
-            value = {"lesson03.ex3": None, "lesson05.ex3": None}.get(key, ...)
+            value = {"lesson03.ex3": None, "lesson05.ex3": None, "lesson15.ex1": None,
+                     "lesson15.ex2": None}.get(key, ...)
             if value is ...:
                 args = {"lesson06.ex3": lambda: fn(), "lesson06.ex4":
                         lambda: fn(solved["ak"].tensor(0.5, requires_grad=True)),
@@ -330,6 +331,81 @@ def second_derivative(fn, at, eps=1e-4):
     value = lambda x: fn(ak.tensor(x, dtype=ak.float64)).item()
     return (value(at + eps) - 2 * value(at) + value(at - eps)) / eps ** 2
 """],
+    # --- lesson 15: a closure with numbers typed in, = instead of +=, out.grad left out
+    "lesson15.ex1": ["""
+def div(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data / other.data, (self, other), "/")
+
+    def _backward():
+        self.grad += 0.5 * out.grad
+        other.grad += -0.25 * out.grad
+    out._backward = _backward
+    return out
+""", """
+def div(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data / other.data, (self, other), "/")
+
+    def _backward():
+        self.grad = out.grad / other.data
+        other.grad = -self.data / other.data ** 2 * out.grad
+    out._backward = _backward
+    return out
+""", """
+def div(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data / other.data, (self, other), "/")
+
+    def _backward():
+        self.grad += 1 / other.data
+        other.grad += -self.data / other.data ** 2
+    out._backward = _backward
+    return out
+"""],
+    # the lesson's recursive walk; an order without the topological rule; no
+    # set of placed Values (a shared Value runs twice); only the root's closure
+    "lesson15.ex2": ["""
+def backward(self):
+    order, placed = [], set()
+
+    def place(v):
+        if v not in placed:
+            placed.add(v)
+            for child in v._prev:
+                place(child)
+            order.append(v)
+    place(self)
+    self.grad = 1.0
+    for v in reversed(order):
+        v._backward()
+""", """
+def backward(self):
+    queue, seen = [self], {self}
+    self.grad = 1.0
+    while queue:
+        v = queue.pop(0)
+        v._backward()
+        for child in v._prev:
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+""", """
+def backward(self):
+    order, stack = [], [self]
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        stack.extend(v._prev)
+    self.grad = 1.0
+    for v in order:
+        v._backward()
+""", """
+def backward(self):
+    self.grad = 1.0
+    self._backward()
+"""],
+    # --- end of lesson 15
     # a train that does not train the model it is given
     "lesson11.ex3": ["""
 def train(model, optimizer, epochs):
@@ -390,6 +466,40 @@ def accumulated_grad(w):
     return w.grad.item()
 """,
     "lesson12.ex1": 'my_answer = ([5, 4], "torch.float32")',
+    # --- lesson 15: the shares written another way; Kahn's order (count the uses first)
+    "lesson15.ex1": """
+def div(self, other):
+    if not isinstance(other, Value):
+        other = Value(other)
+    out = Value(self.data / other.data, (self, other), "/")
+
+    def _backward():
+        self.grad = self.grad + out.grad * (1.0 / other.data)
+        other.grad -= out.grad * self.data / (other.data * other.data)
+    out._backward = _backward
+    return out
+""",
+    "lesson15.ex2": """
+def backward(self):
+    uses, seen, todo = {}, {self}, [self]
+    while todo:
+        v = todo.pop()
+        for child in v._prev:
+            uses[child] = uses.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    self.grad = 1
+    ready = [self]
+    while ready:
+        v = ready.pop()
+        v._backward()
+        for child in v._prev:
+            uses[child] -= 1
+            if uses[child] == 0:
+                ready.append(child)
+""",
+    # --- end of lesson 15
     "lesson14.ex2": """
 class MyReLU(Function):
     @staticmethod

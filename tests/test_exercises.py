@@ -218,6 +218,32 @@ def test_backward_problem_through_check(capsys):
 
 # --- how a sentence is shown -----------------------------------------------------------
 
+def test_a_sentence_is_html_that_wraps_between_words_and_is_escaped():
+    html = exercises.sentence_html("Ex: not quite: '<b>&' is not the right value. Hint: help")
+    assert "white-space: pre-wrap" in html and "overflow-wrap: break-word" in html
+    assert "word-break: normal" in html and "break-all" not in html
+    assert "&#x27;&lt;b&gt;&amp;&#x27;" in html and "<b>" not in html
+
+
+class FakeKernelShell:
+    kernel = object()
+
+
+def test_in_a_notebook_a_sentence_is_shown_as_html_with_the_same_plain_text(monkeypatch,
+                                                                            capsys):
+    import IPython
+    import IPython.display
+    shown = []
+    monkeypatch.setattr(IPython, "get_ipython", lambda: FakeKernelShell())
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False: shown.append((obj, raw)))
+    check("Ex", 2.0, 2.5, hint="h")
+    assert capsys.readouterr().out == ""
+    (bundle, raw), = shown
+    assert raw and bundle["text/plain"] == "Ex: not quite: 2.0 is not the right value. Hint: h"
+    assert bundle["text/html"] == exercises.sentence_html(bundle["text/plain"])
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_graded_sentence_is_raised_in_lines_that_fit(lang):
     """An error's text is shown as it is: a notebook breaks a long line anywhere,

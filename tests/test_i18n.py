@@ -277,8 +277,9 @@ def test_the_stepper_speaks_the_language_and_keeps_values_and_escaping(lang):
     with language(lang):
         ready = ngettext("Ready: {n} step to go", "Ready: {n} steps to go", 4).format(n=4)
         step = _("Step {n} of {total}: {node}").format(n=2, total=4, node="MulBackward0")
-        sent, done = _("Sent along each edge:"), _("Backward pass complete: {grads}. "
-                                                   "Press Step again for a second pass.")
+        sent, done = _("Sent along each edge:"), _("Backward pass complete; press Step "
+                                                   "again for a second pass. Gradients: "
+                                                   "{grads}")
     assert ready in text(s.panel.value)
     s.go_to(2)
     panel = s.panel.value

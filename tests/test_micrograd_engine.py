@@ -670,3 +670,18 @@ def test_the_magics_take_a_value(ip):
     with capture_output() as cap:
         ip.run_cell("%autograd_step x1")
     assert "x1 is a leaf Value" in cap.stderr
+
+
+def test_a_mistake_met_on_two_arrows_from_one_input_is_said_once():
+    """A learner's Value may keep ``_prev`` as a tuple: ``a + a`` then has two
+    arrows from ``a``, and the mistake is met on both, but said once."""
+    a = SetsGrads(3.0, label="a")
+    b = a + a
+    b.label = "b"
+    b._prev = (a, a)
+    source = access.backward_pass(b)
+    (note,) = source.notes()
+    assert OVERWRITES in note
+    s = BackwardStepper(b)
+    s.step()
+    assert status(s).count(OVERWRITES) == 1

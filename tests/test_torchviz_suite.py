@@ -160,9 +160,6 @@ def test_torchviz_test_passes_with_the_kit(upstream, method):
     assert sum(n.kind == "output" for n in picture.nodes) == len(roots)
 
 
-DOUBLE_BACKWARD = ("double-backward node names differ: PyTorch draws TanhBackwardBackward0 "
-                   "and TBackward0 where the kit draws MulBackward0, RsubBackward1 and "
-                   "TransposeBackward0")
 
 STATEMENT = re.compile(r'^\t(?P<tail>[^\s\[]+)(?: -> (?P<head>[^\s\[]+))?'
                        r'(?: \[(?P<attrs>(?:[^"\]]|"(?:[^"\\]|\\.)*")*)\])?$', re.M)
@@ -190,8 +187,7 @@ def boxes_and_arrows(source: str):
 
 @pytest.mark.parametrize("method", [
     "test_mlp_make_dot",
-    pytest.param("test_double_backprop_make_dot",
-                 marks=pytest.mark.xfail(strict=True, reason=DOUBLE_BACKWARD)),
+    "test_double_backprop_make_dot",
     "test_lstm_make_dot"])
 def test_same_picture_as_torchviz_on_pytorch(upstream, method):
     torch = pytest.importorskip("torch")

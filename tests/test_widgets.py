@@ -873,3 +873,29 @@ def test_after_run_all_the_learners_widget_is_at_its_start(lesson, cell_id, at_s
     shown = widget_texts(nb, cell_id)
     assert at_start in shown
     assert not any(words in shown for words in not_there), shown
+
+
+class _Kernel:
+    """A notebook kernel's shell, as far as the widgets look at it."""
+
+    kernel = object()
+
+    def __init__(self, user_ns):
+        self.user_ns = user_ns
+
+
+@pytest.mark.parametrize("name", ["ak", "torch", "agk"])
+def test_code_shown_calls_the_kit_what_the_notebook_calls_it(monkeypatch, name):
+    import IPython
+    import autograd_kit
+    from widgets import DetachDemo
+    from widgets._common import as_written
+    monkeypatch.setattr(IPython, "get_ipython",
+                        lambda: _Kernel({"np": object(), name: autograd_kit}))
+    assert as_written("c = torch.tensor(2.)  # a torch.tensor") == \
+        f"c = {name}.tensor(2.)  # a {name}.tensor"
+    shown = DetachDemo(2.0)._table()
+    assert f"{name}.tensor(" in shown
+    assert name == "torch" or "torch.tensor(" not in shown
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # outside a notebook
+    assert as_written("torch.ones(3)") == "torch.ones(3)"

@@ -305,6 +305,21 @@ def _kernel_shell():
     return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
 
 
+_TORCH_WORD = re.compile(r"\btorch\.")
+
+
+def as_written(code: str) -> str:
+    """Code a widget shows, with the kit called what the notebook calls it:
+    ``ak.tensor(...)`` after ``import autograd_kit as ak`` (``torch`` outside a
+    notebook, or when the notebook gave the kit no name)."""
+    import autograd_kit
+    shell = _kernel_shell()
+    space = getattr(shell, "user_ns", None) or {}
+    name = next((k for k, v in list(space.items())
+                 if v is autograd_kit and k.isidentifier() and not k.startswith("_")), "torch")
+    return code if name == "torch" else _TORCH_WORD.sub(name + ".", code)
+
+
 def _display(obj):
     from IPython.display import display
     return display(obj, display_id=True).display_id

@@ -21,7 +21,7 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import access
 
-from ._common import TABLE, Bench, box, button, driving, esc, explain, values
+from ._common import TABLE, Bench, as_written, box, button, driving, esc, explain, values
 from .plot import line_chart
 
 
@@ -146,8 +146,8 @@ class AccumulationDemo(Bench):
             self.code.value = ""
             self.status.value = box(esc(self.problem), "error")
             return
-        self.code.value = (f"<pre style='margin:2px 0'>x = torch.tensor("
-                           f"{esc(values(self.x))}, requires_grad=True)\n{esc(self.label)}"
+        code = as_written(f"x = torch.tensor({values(self.x)}, requires_grad=True)")
+        self.code.value = (f"<pre style='margin:2px 0'>{esc(code)}\n{esc(self.label)}"
                            "</pre>")
         action = self.history[-1][0] if self.history else "start"
         if self._last_error is not None:

@@ -22,7 +22,7 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, Bench, box, esc, picture_html, values
+from ._common import TABLE, Bench, as_written, box, esc, picture_html, values
 
 CUT = {"color": "#d62728", "style": "filled,dashed", "penwidth": "2"}
 
@@ -66,7 +66,8 @@ class DetachDemo(Bench):
             return
         self.problem = None
         for title, code, make in WAYS:
-            self.results.append(self._build(title, code.format(v=self._v()), make))
+            self.results.append(self._build(title, as_written(code.format(v=self._v())),
+                                            make))
         self.table = W.HTML(self._table())
         self.tabs = W.Tab(children=[W.HTML(self._card(r)) for r in self.results])
         for i, r in enumerate(self.results):
@@ -98,7 +99,7 @@ class DetachDemo(Bench):
             "of y, different graphs, different gradients. {red} = a value MulBackward0 "
             "uses but sends no gradient to (a cut edge).").format(
             y="<code>y = x * c</code>",
-            x=f"<code>x = torch.tensor({esc(v)}, requires_grad=True)</code>",
+            x=f"<code>{esc(as_written(f'x = torch.tensor({v}, requires_grad=True)'))}</code>",
             c="<code>c</code>", v=esc(v), backward="<code>y.backward()</code>",
             red=red) + "</div>"
 

@@ -26,8 +26,8 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, Bench, box, button, driving, esc, explain, picture_html, \
-    still_html, values
+from ._common import TABLE, Bench, as_written, box, button, driving, esc, explain, \
+    picture_html, still_html, values
 
 _SETUP = ("x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
           "y = x * 2\n"
@@ -39,10 +39,11 @@ COMMENTS = (N_("sin saves y for its backward"), N_("changes part of the saved y"
 
 
 def spoken(code: str) -> str:
-    """A case's code as shown: its comments in the current language."""
+    """A case's code as shown: its comments in the current language, the kit
+    under the notebook's own name for it."""
     for comment in COMMENTS:
         code = code.replace("# " + comment, "# " + _(comment))
-    return code
+    return as_written(code)
 
 
 CASES = {

@@ -296,8 +296,9 @@ class BackwardStepper(Bench):
         if self.finished:
             grads = ", ".join(f"<code>{esc(n)} = {esc(g)}</code>"
                               for n, g in self._leaf_grads().values())
-            parts.append(box(_("Backward pass complete: {grads}. Press Step again for a "
-                               "second pass.").format(grads=grads), "ok"))
+            # (the values come last: "k.grad = 4." then a full stop would read "4..")
+            parts.append(box(_("Backward pass complete; press Step again for a second "
+                               "pass. Gradients: {grads}").format(grads=grads), "ok"))
         if self._note:
             parts.append(self._note)
         return "".join(parts)

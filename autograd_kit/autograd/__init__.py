@@ -9,7 +9,7 @@ from .. import grad_mode  # noqa: F401  (``torch.autograd.grad_mode``)
 from ..engine import Step, backward_steps
 from ..snapshot import GraphSnapshot
 from ..function import Function, FunctionCtx
-from ..gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # (the function, not the module)
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ..tensor import NESTED, Tensor, check_backward_inputs, on_fresh_thread
 from ..tensor import _MAX_NESTED, _nesting

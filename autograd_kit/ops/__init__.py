@@ -8,6 +8,8 @@
 ``loss_more`` BCE with logits, smooth L1, Huber   ``ordering`` sort argsort median
 ``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
 ``moments`` var_mean, std_mean (one node, two outputs)
+``scalar`` tensor-and-number ops of the formulas (MulBackward1...)
+``kernels`` backward kernels recorded as ops (TanhBackwardBackward0...)
 ``module_forms`` torch.sin_(x), x.new_full...: other spellings of the ops above
 Each family file ends with its table of backward formulas.
 """
@@ -15,9 +17,9 @@ from __future__ import annotations
 
 from .. import backend, errors
 from ..tensor import Tensor
-from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, loss,
-               loss_more, module_forms, pooling, random_creation, random_fill, reduce, shape,
-               unary)
+from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, kernels,
+               loss, loss_more, module_forms, pooling, random_creation, random_fill, reduce,
+               scalar, shape, unary)
 
 formula_env._install()
 

@@ -473,9 +473,13 @@ _add, _sub, _mul, _div, _pow = (operator.add, operator.sub, operator.mul, operat
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
-AddBackward0 = rule("AddBackward0", "alpha", self="g", other="g if alpha == 1 else g * alpha")
-SubBackward0 = rule("SubBackward0", "alpha", self="g", other="-g if alpha == 1 else -g * alpha")
-RsubBackward1 = rule("RsubBackward1", "alpha", self="-g * alpha")
+# (a number in a formula -- alpha, 2, n -- is a Scalar in PyTorch's C++: mul_scalar
+# and the other words of scalar.py record its overloads, MulBackward1...)
+AddBackward0 = rule("AddBackward0", "alpha", self="g",
+                    other="g if alpha == 1 else mul_scalar(g, alpha)")
+SubBackward0 = rule("SubBackward0", "alpha", self="g",
+                    other="-g if alpha == 1 else mul_scalar(-g, alpha)")
+RsubBackward1 = rule("RsubBackward1", "alpha", self="-g if alpha == 1 else mul_scalar(-g, alpha)")
 MulBackward0 = rule("MulBackward0", "self other", self="g * other", other="g * self")
 MulBackward0._frees = ("other",)  # ``x * 2``: the 2 is saved, and freed, as a tensor
 DivBackward0 = rule("DivBackward0", "self other",
@@ -493,15 +497,16 @@ PowBackward2 = rule("PowBackward2", "self exponent result",
                     exponent="pow_exponent_grad(g, self, exponent, result)")
 DotBackward0 = rule("DotBackward0", "self other", self="g * other", other="g * self")
 MvBackward0 = rule("MvBackward0", "self vec",
-                   self="unsqueeze(g, -1) * vec", vec="mT(self) @ g")
-MmBackward0 = rule("MmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
+                   self="reshape(g, (-1, 1)) * vec", vec="t(self) @ g")
+MmBackward0 = rule("MmBackward0", "self mat2", self="g @ t(mat2)",
+                   mat2="mm_mat2_grad(g, self, mat2)")
 BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
 AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2 beta alpha",
-                      self="g if beta == 1 else g * beta",
-                      mat1="g @ mT(mat2) if alpha == 1 else (g @ mT(mat2)) * alpha",
+                      self="g if beta == 1 else mul_scalar(g, beta)",
+                      mat1="g @ t(mat2) if alpha == 1 else mul_scalar(g @ t(mat2), alpha)",
                       mat2="mm_mat2_grad(g, mat1, mat2) if alpha == 1 else"
-                           " mm_mat2_grad(g, mat1, mat2) * alpha")
-DivBackward1 = rule("DivBackward1", "other", self="g / other")  # (by a number, in C++)
+                           " mul_scalar(mm_mat2_grad(g, mat1, mat2), alpha)")
+DivBackward1 = rule("DivBackward1", "other", self="div_scalar(g, other)")  # (by a Scalar)
 DivBackward2 = rule("DivBackward2", "rounding_mode", self="zeros_like(g)",
                     other="zeros_like(g)")  # a rounded quotient is a step function
 RemainderBackward0 = rule("RemainderBackward0", "", self="g")

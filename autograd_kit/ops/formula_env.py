@@ -79,6 +79,15 @@ def sign(x):
     return (x > 0).astype(x.dtype) - (x < 0)
 
 
+def sgn(x):
+    """The sign again, as ``abs`` and ``norm`` differentiate with it: PyTorch's
+    ``sgn`` (recorded as SgnBackward0 on Tensors)."""
+    if _is_tensor(x):
+        from .unary_more import sgn as recorded
+        return recorded(x)
+    return sign(x)
+
+
 def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
     if _is_tensor(x):
         return x.clamp(min=min, max=max)
@@ -163,13 +172,53 @@ def unsqueeze(x, dim):
 
 
 def unsqueeze_dims(g, dims, keepdim):
-    """Put back the dimensions a reduction removed, as size 1, so g broadcasts."""
+    """Put back the dimensions a reduction removed, as size 1, so g broadcasts.
+    On Tensors one ``unsqueeze`` per dimension, lowest first (PyTorch's
+    ``unsqueeze_multiple``: an UnsqueezeBackward0 node each).  No ``dims``
+    (a reduction of everything): g is a single number, it broadcasts as it is."""
+    if keepdim or dims is None:
+        return g
+    if not _is_tensor(g):
+        return restore_dims(g, dims, keepdim)
+    dims = (dims,) if dims.__class__ is builtins.int else dims
+    ndim = g.ndim + len(dims)
+    for d in sorted(d % ndim for d in dims):
+        g = g.unsqueeze(d)
+    return g
+
+
+def restore_dims(g, dims, keepdim):
+    """``unsqueeze_dims`` in one reshape (ViewBackward0 on Tensors), as PyTorch's
+    ``restore_reduced_dims`` puts them back for amax and amin."""
     if keepdim:
         return g
+    dims = (dims,) if dims.__class__ is builtins.int else dims
+    ndim = g.ndim + len(dims)
     shape = list(g.shape)
-    for d in sorted(dims):
+    for d in sorted(d % ndim for d in dims):
         shape.insert(d, 1)
     return g.reshape(shape)
+
+
+def unsqueeze_to(g, sizes, dim=None):
+    """Put back the size-1 dimensions a ``squeeze`` removed: ``dim`` only (if it
+    was 1), or all of them.  On Tensors one ``unsqueeze`` each, as PyTorch does;
+    on arrays one reshape."""
+    if not _is_tensor(g):
+        return g.reshape(tuple(sizes))
+    dims = range(len(sizes)) if dim is None else \
+        {d % len(sizes) for d in ((dim,) if dim.__class__ is builtins.int else dim)}
+    for d in sorted(dims):
+        if sizes[d] == 1:
+            g = g.unsqueeze(d)
+    return g
+
+
+def masked_fill(x, mask, value):
+    """x with ``value`` where ``mask`` (MaskedFillBackward0 on Tensors)."""
+    if _is_tensor(x):
+        return x.masked_fill(mask if _is_tensor(mask) else Tensor._make(mask), value)
+    return _xp(x).where(mask, value, x)
 
 
 # -------------------------------------------------------- reduction words ---
@@ -186,6 +235,16 @@ def mean(x, dim=None, keepdim=False):
     return _xp(x).asarray(backend.reduce_mean(x, _axes(dim), keepdims=keepdim))
 
 
+def expand_over(g, sizes, n):
+    """g spread over ``sizes`` and divided by n: the backward of a mean.  On
+    Tensors PyTorch's order, expand then divide (DivBackward1); on arrays the
+    one number is divided first and then broadcast, without a copy."""
+    if _is_tensor(g):
+        from .scalar import div_scalar
+        return div_scalar(g.expand(sizes), n)
+    return _xp(g).broadcast_to(g / n, tuple(sizes))
+
+
 def _axes(dim):
     return tuple(dim) if isinstance(dim, (list, tuple)) else dim
 
@@ -198,14 +257,22 @@ def sum_to(g, shape):
 
 # -------------------------------------------------- masks and special cases ---
 def pow_backward(g, self, exponent):
-    """d/dx x^n = n x^(n-1)  (and 0 where n == 0)."""
+    """d/dx x^n = n x^(n-1)  (and 0 where n == 0).  A number n is a Scalar in
+    PyTorch's formula: n x^(n-1) is MulBackward1 on Tensors."""
+    from .scalar import mul_scalar, sub_scalar
     if not (_is_tensor(exponent) or backend.is_array_or_scalar(exponent)):  # a number
         if exponent == 0 and exponent.__class__ is not bool:  # (PyTorch: x ** False is
             return zeros_like(self)  # differentiated by the general rule, NaN at x = 0)
         if exponent == 0.5:  # x^-0.5 as 1/sqrt(x), as PyTorch computes it (NaN at -inf)
-            return g * 0.5 / (self ** 0.5)
-        return g * exponent * self ** (exponent - 1)
-    return where(_raw(exponent) == 0, 0.0, g * (exponent * self ** (exponent - 1)))
+            if not _is_tensor(self):
+                return g * 0.5 / (self ** 0.5)
+            from ._rules import record
+            from .arith import PowBackward0
+            a = self._data
+            power = record(PowBackward0, 1 / _xp(a).sqrt(a), (self,), self=self, exponent=-0.5)
+            return g * mul_scalar(power, 0.5)
+        return g * mul_scalar(self ** (exponent - 1), exponent)
+    return where(_raw(exponent) == 0, 0.0, g * (exponent * self ** sub_scalar(exponent, 1)))
 
 
 def pow_exponent_grad(g, self, exponent, result):
@@ -213,10 +280,11 @@ def pow_exponent_grad(g, self, exponent, result):
     or 1 whatever n does).  The 0 is chosen by ``where``, as PyTorch does, so a
     second derivative still meets log 0 = -inf there (and gives NaN, as
     PyTorch's does).  ``2 ** x`` keeps its base as a number: its log is a number."""
+    from .scalar import mul_scalar  # (result * log(base): a Scalar, MulBackward1)
     if self.__class__ in (builtins.int, builtins.float):
         if self != 0:
-            return g * (result * (math.log(self) if self > 0 else math.nan))
-        return g * where(_raw(exponent) >= 0, 0.0, result * -math.inf)
+            return g * mul_scalar(result, math.log(self) if self > 0 else math.nan)
+        return g * where(_raw(exponent) >= 0, 0.0, mul_scalar(result, -math.inf))
     mask = (_raw(self) == 0) & (_raw(exponent) >= 0)
     return g * where(mask, 0.0, result * log(self))
 
@@ -243,7 +311,9 @@ def clamp_grad(g, self, lo, hi):
 def div_or_zero(a, b):
     """a / b, but 0 where b is 0: the subgradient PyTorch picks where a function
     has a kink (the gradient of |x| = sqrt(x²) at x = 0, of std at a constant)."""
-    return where(_raw(b) == 0, 0.0, a / b)
+    if _is_tensor(a) or _is_tensor(b):  # (PyTorch: a masked_fill_ of the quotient)
+        return masked_fill(a / b, _raw(b) == 0, 0)
+    return where(b == 0, 0.0, a / b)
 
 
 def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
@@ -253,24 +323,26 @@ def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
     if ord == 0:
         return zeros_like(self)
     if ord == 1:
-        return g * sign(self)
-    if ord == 2:
-        return self * div_or_zero(g, result)
+        return sgn(self) * g
+    if ord == 2:  # (on arrays g / r first: one division of the small reduced array)
+        return g * div_or_zero(self, result) if _is_tensor(g) else self * div_or_zero(g, result)
     if ord in (float("inf"), float("-inf")):
         s, r = _raw(self), _raw(result)
         xp = _xp(s)
         hit = (xp.abs(s) == r) | (xp.isnan(s) & xp.isnan(r))
-        share = (hit / hit.sum(axis=dim, keepdims=True)).astype(s.dtype)
-        return g * sign(self) * _like(g, share)
+        count = hit.sum(axis=dim, keepdims=True)
+        if _is_tensor(g):  # (PyTorch's order: (g / count) * mask)
+            return sgn(self) * (g / _like(g, count) * _like(g, hit))
+        return sgn(self) * (g * (hit / count).astype(s.dtype))
     # sign(x) |x|^(p-1) in PyTorch's three forms (so a second derivative, and
     # its rounding, is PyTorch's): x |x|^(p-2) from p = 2 up, a product without
     # sign(); sign(x) |x|^(p-1) below; with 0 at x = 0 for p < 1
     if ord >= 2:
         scaled = self * abs(self) ** (ord - 2)
     elif ord > 1:
-        scaled = sign(self) * abs(self) ** (ord - 1)
+        scaled = sgn(self) * abs(self) ** (ord - 1)
     else:
-        scaled = sign(self) * where(_raw(self) == 0, 0.0, abs(self) ** (ord - 1))
+        scaled = sgn(self) * masked_fill(abs(self) ** (ord - 1), _raw(self) == 0, 0)
     if ord < 1:  # r^(1-p) is 0 at r = 0 (no division): as PyTorch computes it
         return scaled * g * result ** (1 - ord)
     return scaled * div_or_zero(g, result ** (ord - 1))
@@ -300,7 +372,11 @@ def evenly_distribute(g, self, result):
     s, r = _raw(self), _raw(result)
     xp = _xp(s)
     mask = xp.isnan(s) if s.dtype.kind in "fc" and xp.isnan(r) else s == r
-    return g * _like(g, (mask / mask.sum()).astype(s.dtype))
+    if _is_tensor(g):  # PyTorch's: zeros, filled with g / count where the mask is
+        from .shape import masked_fill as fill
+        zeros = _like(g, xp.zeros(s.shape, dtype=_raw(g).dtype))
+        return fill(zeros, _like(g, mask), g / _like(g, mask.sum()))
+    return g * (mask / mask.sum()).astype(s.dtype)
 
 
 def place_at(g, indices, dim, keepdim, sizes):
@@ -319,9 +395,11 @@ def ties_half(g, a, b):
     """g where a wins (a > b), g/2 where a and b tie, 0 where b wins (maximum and
     minimum).  Written as a choice, not a product, so that an infinite g does not
     turn the losers' 0 into NaN.  A NaN wins against anything (it is the
-    result), so both sides of a NaN get g."""
+    result), so both sides of a NaN get g.  (PyTorch's order: the halves chosen
+    first, then the losers' places filled with 0.)"""
+    from .scalar import div_scalar
     x, y = _raw(a), _raw(b)
-    return where(x < y, 0.0, where(x == y, g * 0.5, g))
+    return masked_fill(where(x == y, div_scalar(g, 2), g), x < y, 0)
 
 
 def spread_to_extremes(g, self, result, dim, keepdim):
@@ -329,8 +407,10 @@ def spread_to_extremes(g, self, result, dim, keepdim):
     r, s = _raw(result), _raw(self)
     r = r if keepdim else _xp(r).expand_dims(r, dim)
     mask = s == r
-    share = mask / mask.sum(axis=dim, keepdims=True)
-    return unsqueeze_dims(g, dim, keepdim) * _like(g, share.astype(s.dtype))
+    count = mask.sum(axis=dim, keepdims=True)
+    if _is_tensor(g):  # PyTorch's scale_grad_by_count: (g / count) * mask
+        return restore_dims(g, dim, keepdim) / _like(g, count) * _like(g, mask)
+    return restore_dims(g, dim, keepdim) * (mask / count).astype(s.dtype)
 
 
 def product_of_others(self, result, dims):
@@ -394,21 +474,36 @@ def mm_mat2_grad(g, mat1, mat2):
     in ``nn.Linear``), compute (gᵀ @ mat1)ᵀ so that transposing it back for W is
     free and W's gradient is stored without a strided copy (as PyTorch does)."""
     m = _raw(mat2)
-    if m.ndim == 2 and not m.flags.c_contiguous and m.flags.f_contiguous:
-        return mT(mT(g) @ mat1)
-    return mT(mat1) @ g
+    if not m.flags.c_contiguous and m.flags.f_contiguous:
+        return t(t(g) @ mat1)
+    return t(mat1) @ g
 
 
-def var_backward(g, self, dim, correction, keepdim):
+def std_backward(g, self, result, dim, correction, keepdim):
+    """The std's gradient is the variance's, times d sqrt(v)/dv = 1/(2 std); 0
+    where the std is 0, as PyTorch chooses.  (Recorded even without degrees of
+    freedom left, where the variance's is a constant: as in PyTorch.)"""
+    from .scalar import mul_scalar
+    g = masked_fill(g / mul_scalar(result, 2), _raw(result) == 0, 0)
+    return var_backward(g, self, dim, correction, keepdim, constant_without_dof=False)
+
+
+def var_backward(g, self, dim, correction, keepdim, constant_without_dof=True):
     """2 (x - mean) / (N - correction), times g.  With no degrees of freedom
     left in ``var()`` of a whole tensor (one element, none), PyTorch's gradient
     is a constant (NaN, or empty): not differentiable again."""
     whole = dim is None or not self.ndim  # (var() with no dim: PyTorch saves dim=None)
-    dim = tuple(range(self.ndim)) if dim is None else dim
-    dof = count_of(self, dim) - correction
-    if dof <= 0 and whole and _is_tensor(g):
-        return _like(g, var_backward(_raw(g), _raw(self), dim, correction, keepdim))
-    return unsqueeze_dims(g, dim, keepdim) * 2 * (self - mean(self, dim, True)) / dof
+    dims = tuple(range(self.ndim)) if dim is None else dim
+    dof = count_of(self, dims) - correction
+    if dof <= 0 and whole and _is_tensor(g) and constant_without_dof:
+        return _like(g, var_backward(_raw(g), _raw(self), dims, correction, keepdim))
+    if whole:
+        centered = self - mean(self)
+    else:
+        g = unsqueeze_dims(g, dims, keepdim) if self.ndim > 1 else g
+        centered = self - mean(self, dims, True)
+    from .scalar import mul_scalar  # ((2 / dof) g, a Scalar times g, as PyTorch writes it)
+    return mul_scalar(g, 2.0 / dof if dof else math.inf) * centered
 
 
 def count_of(t, dims):
@@ -467,7 +562,11 @@ def gelu_slope(x, approximate):
 
 
 def zero_at(g, indices):
-    """g with the entries at ``indices`` set to 0 (they were overwritten)."""
+    """g with the entries at ``indices`` set to 0 (they were overwritten).  On
+    Tensors PyTorch's ``g.index_put(indices, 0)`` (IndexPutBackward0)."""
+    if _is_tensor(g):
+        from .indexing import index_put
+        return index_put(g, indices, 0)
     ga = _raw(g)
     mask = _xp(ga).ones(ga.shape, dtype=ga.dtype)
     mask[indices] = 0
@@ -490,19 +589,28 @@ def split_sizes(g, sizes, dim):
 
 def unbind(g, dim):
     """The slices of g along ``dim`` (backward of stack)."""
-    if _is_tensor(g):
-        return g.unbind(dim)
+    if _is_tensor(g):  # (one select each, as PyTorch: SelectBackward0 nodes)
+        return [g.select(dim, i) for i in range(g.shape[dim])]
     return [g[(slice(None),) * (dim % g.ndim) + (i,)] for i in range(g.shape[dim])]
 
 
 def repeat_backward(g, repeats, sizes):
-    """Sum the copies that ``repeat`` made back onto the original."""
+    """Sum the copies that ``repeat`` made back onto the original, in PyTorch's
+    steps: the new leading dimensions summed away one by one, then each repeated
+    dimension split into (copies, size) and all the copies summed at once."""
+    if 0 in repeats:
+        a = _raw(g)
+        return _like(g, _xp(a).zeros(tuple(sizes), dtype=a.dtype))
     lead = len(repeats) - len(sizes)
-    full = (1,) * lead + tuple(sizes)
-    inter = []
-    for r, s in zip(repeats, full):
-        inter += [r, s]
-    return reshape(sum(reshape(g, inter), tuple(range(0, 2 * len(full), 2))), sizes)
+    for _ in range(lead):
+        g = sum(g, 0)
+    split, copies = [], []
+    for r, s in zip(repeats[lead:], sizes):
+        if r != 1:
+            copies.append(len(split))
+            split.append(r)
+        split.append(s)
+    return sum(reshape(g, split), tuple(copies)) if copies else g
 
 
 def inverse_permutation(dims):
@@ -512,12 +620,13 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
-_WORDS = (cos, sin, exp, log, abs, sign, div_or_zero, norm_backward, clamp, where, expand,
+_WORDS = (cos, sin, exp, log, abs, sign, sgn, div_or_zero, norm_backward, clamp, where, expand,
           reshape, mT, transpose, t, permute, flip,
-          squeeze, unsqueeze, unsqueeze_dims, sum, mean, sum_to, pow_backward, pow_exponent_grad,
+          squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
+          expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
-          product_of_others, var_backward, mm_mat2_grad, count_of, select_key, slice_key,
-          zero_at,
+          product_of_others, var_backward, std_backward, mm_mat2_grad, count_of, select_key,
+          slice_key, zero_at,
           split_sizes, unbind, repeat_backward, inverse_permutation, floor_divide,
           not_implemented, clamp_grad, threshold_backward, leaky_relu_backward, gelu_slope)
 
@@ -534,5 +643,7 @@ def _install():
         "to_device": on_tensors(convert.to_device),
         "gather_view": on_tensors(indexing.gather_view),
         "scatter_view": on_tensors(indexing.scatter_view),
-        "embed": on_tensors(indexing.embed),
+        "select_backward": indexing.select_backward,
+        "slice_backward": indexing.slice_backward,
+        "index_backward": indexing.index_backward,
     })

@@ -4,7 +4,9 @@ Basic keys (integers, slices, ``None``, ``...``) give *views*, recorded as
 PyTorch records them: one ``SelectBackward0`` or ``SliceBackward0`` per
 indexed dimension.  Integer arrays and boolean masks copy (``IndexBackward0``).
 Backward puts the gradient back where the elements came from, into zeros
-(``embed``); elements picked twice add up.  ``gather_view``/``scatter_view``
+(``select_backward``, ``slice_backward``, ``index_backward``: PyTorch's kernels,
+each recorded as one node under ``create_graph=True``); elements picked twice
+add up.  ``gather_view``/``scatter_view``
 do the same for any view, for in-place operations on views (``CopySlices``).
 """
 from __future__ import annotations
@@ -174,21 +176,65 @@ def index_put(x, indices, values, accumulate=False):
     return out
 
 
-def embed(g, sizes, key, accumulate=False):
-    """A zero tensor of shape ``sizes`` with ``g`` written (or added) at ``key``.
-
-    This is the backward of indexing: the elements that were picked receive the
-    gradient, the others receive zero.  Repeated integer indices add up."""
-    xp = backend.xp_of(g._data)
-    out = xp.zeros(sizes, dtype=g._data.dtype)
+def _embedded(g, sizes, key, accumulate=False):
+    """A zero array of shape ``sizes`` with ``g`` written (or added) at ``key``."""
+    out = backend.xp_of(g).zeros(sizes, dtype=g.dtype)
     if accumulate:
-        xp.add.at(out, key, g._data)
+        backend.xp_of(out).add.at(out, key, g)
     else:
-        out[key] = g._data
-    return record(EmbedBackward0, out, (g,), key=key)
+        out[key] = g
+    return out
 
 
-EmbedBackward0 = rule("EmbedBackward0", "key", self="g[key]")
+def _is_tensor(x) -> bool:
+    return x.__class__ is Tensor or isinstance(x, Tensor)
+
+
+def select_backward(g, sizes, dim, index):
+    """The backward of ``select``: a zero tensor of shape ``sizes`` with ``g``
+    written at ``index`` along ``dim``.  On Tensors it is PyTorch's kernel of
+    that name, recorded as SelectBackwardBackward0 (whose backward selects again)."""
+    if not _is_tensor(g):
+        return _embedded(g, sizes, _select_key(dim, index))
+    out = _embedded(g._data, sizes, _select_key(dim, index))
+    return record(SelectBackwardBackward0, out, (g,), dim=dim, index=index)
+
+
+def slice_backward(g, sizes, dim, start, end, step):
+    """The backward of slicing: zeros with ``g`` written at the slice
+    (SliceBackwardBackward0 on Tensors)."""
+    key = (slice(None),) * dim + (slice(start, end, step),)
+    if not _is_tensor(g):
+        return _embedded(g, sizes, key)
+    out = _embedded(g._data, sizes, key)
+    return record(SliceBackwardBackward0, out, (g,), dim=dim, start=start, end=end, step=step)
+
+
+def index_backward(g, sizes, indices):
+    """The backward of indexing with arrays or masks: zeros with ``g`` added at
+    ``indices`` (an element picked twice receives both gradients).  PyTorch
+    adds them in place into a new zero tensor (``_index_put_impl_``), recorded
+    as IndexPutImplBackward0: its first input is that constant zero tensor."""
+    if not _is_tensor(g):
+        return _embedded(g, sizes, indices, accumulate=True)
+    out = _embedded(g._data, sizes, indices, accumulate=True)
+    xp = backend.xp_of(out)
+    zeros = Tensor._make(xp.broadcast_to(xp.zeros((), dtype=out.dtype), out.shape))
+    return record(IndexPutImplBackward0, out, (zeros, g), indices=indices, accumulate=True)
+
+
+def _select_key(dim, index):
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+# The kernels' own backward: pick the same elements again.
+SelectBackwardBackward0 = rule("SelectBackwardBackward0", "dim index",
+                               grad_output="g[select_key(dim, index)]")
+SliceBackwardBackward0 = rule("SliceBackwardBackward0", "dim start end step",
+                              grad_output="g[slice_key(dim, start, end, step)]")
+IndexPutImplBackward0 = rule("IndexPutImplBackward0", "indices accumulate",
+                             self="g if accumulate else zero_at(g, indices)",
+                             values="g[indices]")
 
 
 def gather_view(g, view_fn):
@@ -211,11 +257,11 @@ ScatterViewBackward0 = rule("ScatterViewBackward0", "view_fn", self="gather_view
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 SelectBackward0 = rule("SelectBackward0", "dim index self_sym_sizes",
-                       self="embed(g, self_sym_sizes, select_key(dim, index))")
+                       self="select_backward(g, self_sym_sizes, dim, index)")
 SliceBackward0 = rule("SliceBackward0", "dim start end step self_sym_sizes",
-                      self="embed(g, self_sym_sizes, slice_key(dim, start, end, step))")
+                      self="slice_backward(g, self_sym_sizes, dim, start, end, step)")
 IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
-                      self="embed(g, self_sym_sizes, indices, accumulate=True)")
+                      self="index_backward(g, self_sym_sizes, indices)")
 IndexBackward0._frees = ("indices",)
 IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
                          self="g if accumulate else zero_at(g, indices)", values="g[indices]")

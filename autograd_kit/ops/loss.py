@@ -164,10 +164,12 @@ def weighted(x, weight):
     return x if weight is None else x * weight
 
 
+# mse_loss's kernel (kernels.py) serves both inputs: the target's gradient is
+# the kernel with the two swapped, as PyTorch computes it.
 MseLossBackward0 = rule(
     "MseLossBackward0", "self target reduction",
-    self="g * 2 * (self - target) * scale_for(reduction, self, target)",
-    target="-g * 2 * (self - target) * scale_for(reduction, self, target)")
+    self="mse_loss_backward(g, self, target, reduction)",
+    target="mse_loss_backward(g, target, self, reduction)")
 NllLossBackward0 = rule("NllLossBackward0",
                         "self target weight reduction ignore_index self_sym_sizes",
                         self="nll_grad(g, target, reduction, self_sym_sizes, ignore_index, weight,"

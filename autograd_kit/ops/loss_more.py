@@ -24,7 +24,10 @@ import math
 from .. import backend
 from ..tensor import Tensor
 from ._rules import as_tensor_pair, check_broadcast, record, rule
-from .formula_env import ENV, _is_tensor, clamp, exp, log
+from .formula_env import ENV, _is_tensor, _like, _raw, clamp, exp, log, zeros_like
+from .formula_env import abs as abs_
+from .formula_env import sum as sum_
+from .scalar import div_scalar, mul_scalar
 from .loss import reduce_loss
 
 
@@ -80,13 +83,66 @@ def huber_loss(input, target, reduction, delta):
 
 
 # ------------------------------------------------- words of the formulas ---
-def per_element(g, reduction, self, target):
-    """g as each element's share: g/N for a mean over the N elements of the
-    broadcast loss, g itself for a sum; for "none" g already has one per element."""
+def per_element(grad, reduction, self, target):
+    """A gradient as each element's share: divided by N for a mean over the N
+    elements of the broadcast loss (DivBackward1 on Tensors, as PyTorch divides
+    last), as it is for a sum or for "none"."""
     if reduction != "mean":
-        return g
+        return grad
     n = math.prod(backend.broadcast_shapes(self.shape, target.shape))
-    return g * (1.0 / n if n else math.nan)  # (a mean of nothing is NaN)
+    return div_scalar(grad, n) if n else mul_scalar(grad, math.nan)  # (a mean of nothing)
+
+
+# -- the kernels of smooth L1 and Huber, recorded as one node each (create_graph) --
+def _recording(*xs) -> bool:
+    return any(_is_tensor(x) for x in xs)
+
+
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    """g clamp(d/β, -1, 1) (/ N for a mean), d = x - t; the target's gradient is
+    this kernel with x and t swapped."""
+    if _recording(grad_output, self, target):
+        value = smooth_l1_loss_backward(_raw(grad_output), _raw(self), _raw(target),
+                                        reduction, beta)
+        return record(SmoothL1LossBackwardBackward0, value, (grad_output, self, target),
+                      grad_output=grad_output, self=self, target=target, reduction=reduction,
+                      beta=beta)
+    return per_element(grad_output, reduction, self, target) * \
+        kinked_slope(self, target, beta, beta)
+
+
+def smooth_l1_loss_double_backward(grad, self, target, reduction, beta):
+    """The slope of g clamp(d/β, -1, 1) in x: g/β inside the kink, 0 outside."""
+    if beta == 0:
+        return zeros_like(grad)
+    inside = _like(grad, (abs_(_raw(self) - _raw(target)) < beta).astype(_raw(grad).dtype))
+    return per_element(div_scalar(grad * inside, beta), reduction, self, target)
+
+
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    """g clamp(d, -δ, δ) (/ N for a mean), d = x - t."""
+    if _recording(grad_output, self, target):
+        value = huber_loss_backward(_raw(grad_output), _raw(self), _raw(target), reduction,
+                                    delta)
+        return record(HuberLossBackwardBackward0, value, (grad_output, self, target),
+                      grad_output=grad_output, self=self, target=target, reduction=reduction,
+                      delta=delta)
+    return per_element(grad_output, reduction, self, target) * \
+        kinked_slope(self, target, delta, 1)
+
+
+def huber_loss_double_backward(grad, self, target, reduction, delta):
+    inside = _like(grad, abs_(_raw(self) - _raw(target)) < delta)
+    return per_element(grad * inside, reduction, self, target)
+
+
+def huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta):
+    """The kernel is linear in g: its gradient for g is the kernel again (summed
+    over the elements when g was one number, the loss's)."""
+    if reduction == "none":
+        return huber_loss_backward(grad, self, target, reduction, delta)
+    ones = _like(grad_output, backend.xp_of(_raw(grad_output)).ones_like(_raw(grad_output)))
+    return sum_(huber_loss_backward(ones, self, target, reduction, delta) * grad)
 
 
 def sigmoid(x):
@@ -120,21 +176,36 @@ def kinked_slope(self, target, limit, scale):
     return clamp(self - target, -limit, limit) / scale
 
 
-ENV.update({f.__name__: f for f in (per_element, sigmoid, softplus_neg, bce_logits_input_grad,
-                                    bce_logits_target_grad, kinked_slope)})
+ENV.update({f.__name__: f for f in (
+    per_element, sigmoid, softplus_neg, bce_logits_input_grad, bce_logits_target_grad,
+    kinked_slope, smooth_l1_loss_backward, smooth_l1_loss_double_backward,
+    huber_loss_backward, huber_loss_double_backward, huber_loss_double_backward_grad_output)})
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 BinaryCrossEntropyWithLogitsBackward0 = rule(
     "BinaryCrossEntropyWithLogitsBackward0", "self target weight pos_weight reduction",
-    self="per_element(g, reduction, self, target)"
-         " * bce_logits_input_grad(self, target, weight, pos_weight)",
-    target="per_element(g, reduction, self, target)"
-           " * bce_logits_target_grad(self, weight, pos_weight)")
+    self="per_element(bce_logits_input_grad(self, target, weight, pos_weight) * g,"
+         " reduction, self, target)",
+    target="per_element(bce_logits_target_grad(self, weight, pos_weight) * g,"
+           " reduction, self, target)")
+# smooth L1 and Huber: one kernel each, the target's gradient is the kernel with
+# the two swapped (as PyTorch computes it); their own backward below
 SmoothL1LossBackward0 = rule(
     "SmoothL1LossBackward0", "self target reduction beta",
-    self="per_element(g, reduction, self, target) * kinked_slope(self, target, beta, beta)",
-    target="-per_element(g, reduction, self, target) * kinked_slope(self, target, beta, beta)")
+    self="smooth_l1_loss_backward(g, self, target, reduction, beta)",
+    target="smooth_l1_loss_backward(g, target, self, reduction, beta)")
 HuberLossBackward0 = rule(
     "HuberLossBackward0", "self target reduction delta",
-    self="per_element(g, reduction, self, target) * kinked_slope(self, target, delta, 1)",
-    target="-per_element(g, reduction, self, target) * kinked_slope(self, target, delta, 1)")
+    self="huber_loss_backward(g, self, target, reduction, delta)",
+    target="huber_loss_backward(g, target, self, reduction, delta)")
+SmoothL1LossBackwardBackward0 = rule(
+    "SmoothL1LossBackwardBackward0", "grad_output self target reduction beta",
+    grad_output="smooth_l1_loss_backward(g, self, target, reduction, beta)",
+    self="smooth_l1_loss_double_backward(g * grad_output, self, target, reduction, beta)",
+    target="-smooth_l1_loss_double_backward(g * grad_output, self, target, reduction, beta)")
+HuberLossBackwardBackward0 = rule(
+    "HuberLossBackwardBackward0", "grad_output self target reduction delta",
+    grad_output="huber_loss_double_backward_grad_output(g, grad_output, self, target,"
+                " reduction, delta)",
+    self="huber_loss_double_backward(g * grad_output, self, target, reduction, delta)",
+    target="-huber_loss_double_backward(g * grad_output, self, target, reduction, delta)")

@@ -133,7 +133,7 @@ METHODS = {
     "sort": ordering.sort, "argsort": ordering.argsort, "median": ordering.median,
     "log1p": unary_more.log1p, "expm1": unary_more.expm1, "log2": unary_more.log2,
     "log10": unary_more.log10, "tan": unary_more.tan, "sinh": unary_more.sinh,
-    "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
+    "cosh": unary_more.cosh, "cumsum": unary_more.cumsum, "sgn": unary_more.sgn,
     "mv": mv, "outer": outer, "bmm": bmm, "ger": outer,
     "new_full": _new_full, "new_empty": _new_empty,
     "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
@@ -156,6 +156,7 @@ FUNCTIONS = {
     "median": ordering.median, "log1p": unary_more.log1p, "expm1": unary_more.expm1,
     "log2": unary_more.log2, "log10": unary_more.log10, "tan": unary_more.tan,
     "sinh": unary_more.sinh, "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
+    "sgn": unary_more.sgn,
 }
 
 

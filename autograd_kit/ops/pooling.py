@@ -89,8 +89,10 @@ def adaptive_avg_pool_grad(g, self):
         for j, (c0, c1) in enumerate(cols):
             grad[..., r0:r1, c0:c1] += ga[..., i:i + 1, j:j + 1] / ((r1 - r0) * (c1 - c0))
     if _is_tensor(g):
-        return record(AdaptiveAvgPool2DBackwardBackward0, grad, (g,),
-                      grad_output_sizes=tuple(ga.shape[-2:]))
+        # (its inputs, as PyTorch's: g, and the input, whose gradient is zero)
+        return record(AdaptiveAvgPool2DBackwardBackward0, grad, (g, self),
+                      grad_output_sym_argsize_minus_2=ga.shape[-2],
+                      grad_output_sym_argsize_minus_1=ga.shape[-1])
     return grad
 
 
@@ -111,5 +113,8 @@ AvgPool2DBackward0 = rule(
 AdaptiveAvgPool2DBackward0 = rule("AdaptiveAvgPool2DBackward0", "self",
                                   self="adaptive_avg_pool_grad(g, self)")
 AdaptiveAvgPool2DBackwardBackward0 = rule(
-    "AdaptiveAvgPool2DBackwardBackward0", "grad_output_sizes",
-    grad_output="adaptive_average(g, grad_output_sizes)")
+    "AdaptiveAvgPool2DBackwardBackward0",
+    "grad_output_sym_argsize_minus_2 grad_output_sym_argsize_minus_1",
+    grad_output="adaptive_average(g, (grad_output_sym_argsize_minus_2,"
+                " grad_output_sym_argsize_minus_1))",
+    self="zeros_like(g)")

@@ -258,8 +258,8 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     out, dims, c = _variance("std", x, dim, unbiased, keepdim, correction)
     out = backend.xp_of(out).sqrt(out).astype(x._data.dtype, copy=False)  # (sqrt first:
     # the variance of float16 values may not fit a float16, their std does)
-    return record(StdBackward0, out, (x,), self=x, dim=dims, correction=c, keepdim=keepdim,
-                  result=RESULT)
+    return record(StdBackward0, out, (x,), self=x, dim=None if dim is None else dims,
+                  correction=c, keepdim=keepdim, result=RESULT)
 
 
 def _softmax_input(x, dim, dtype, name):
@@ -374,7 +374,8 @@ def norm(x, p=2, dim=None, keepdim=False, dtype=None):
             out = _sum(m ** p, dims, None, keepdim) ** (1.0 / p)
     return record(LinalgVectorNormBackward0,
                   xp.asarray(out, dtype=x._data.dtype if half else a.dtype), (x,), self=x,
-                  result=RESULT, ord=float(p), dim=dims, keepdim=keepdim)
+                  result=RESULT, ord=float(p), dim=None if dim is None else dims,
+                  keepdim=keepdim)  # (no dim given: PyTorch saves None)
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
@@ -382,9 +383,10 @@ SumBackward0 = rule("SumBackward0", "self_sym_sizes", self="expand(g, self_sym_s
 SumBackward1 = rule("SumBackward1", "dim keepdim self_sym_sizes",
                     self="expand(unsqueeze_dims(g, dim, keepdim), self_sym_sizes)")
 MeanBackward0 = rule("MeanBackward0", "self_sym_sizes numel",
-                     self="expand(g / numel, self_sym_sizes)")
+                     self="expand_over(g, self_sym_sizes, numel)")
 MeanBackward1 = rule("MeanBackward1", "dim keepdim self_sym_sizes count",
-                     self="expand(unsqueeze_dims(g, dim, keepdim), self_sym_sizes) / count")
+                     self="div_scalar(expand(unsqueeze_dims(g, dim, keepdim), self_sym_sizes),"
+                          " count)")
 MaxBackward1 = rule("MaxBackward1", "self result", self="evenly_distribute(g, self, result)")
 MinBackward1 = rule("MinBackward1", "self result", self="evenly_distribute(g, self, result)")
 MaxBackward0 = rule("MaxBackward0", "indices dim keepdim self_sym_sizes",
@@ -402,12 +404,11 @@ AminBackward0 = rule("AminBackward0", "self result dim keepdim",
 VarBackward0 = rule("VarBackward0", "self dim correction keepdim",
                     self="var_backward(g, self, dim, correction, keepdim)")
 StdBackward0 = rule("StdBackward0", "self dim correction keepdim result",
-                    self="unsqueeze_dims(div_or_zero(g, result), dim, keepdim)"
-                         " * (self - mean(self, dim, True)) / (count_of(self, dim) - correction)")
+                    self="std_backward(g, self, result, dim, correction, keepdim)")
 SoftmaxBackward0 = rule("SoftmaxBackward0", "result dim",
-                        self="result * (g - sum(g * result, dim, True))")
+                        self="softmax_backward_data(g, result, dim)")
 LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "result dim",
-                           self="g - exp(result) * sum(g, dim, True)")
+                           self="log_softmax_backward_data(g, result, dim)")
 LogsumexpBackward0 = rule("LogsumexpBackward0", "self result dim keepdim",
                           self="unsqueeze_dims(g, dim, keepdim)"
                                " * exp(self - unsqueeze_dims(result, dim, keepdim))")

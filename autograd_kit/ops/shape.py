@@ -485,9 +485,10 @@ TBackward0 = rule("TBackward0", "", self="t(g)")
 # the in-place forms t_(), transpose_(), squeeze_(), unsqueeze_() (PyTorch's names)
 TBackward1 = rule("TBackward1", "", self="t(g)")
 TransposeBackward1 = rule("TransposeBackward1", "dim0 dim1", self="transpose(g, dim0, dim1)")
-SqueezeBackward3 = rule("SqueezeBackward3", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
+SqueezeBackward3 = rule("SqueezeBackward3", "self_sym_sizes",
+                        self="unsqueeze_to(g, self_sym_sizes)")
 SqueezeBackward4 = rule("SqueezeBackward4", "dim self_sym_sizes",
-                        self="reshape(g, self_sym_sizes)")
+                        self="unsqueeze_to(g, self_sym_sizes, dim)")
 UnsqueezeBackward1 = rule("UnsqueezeBackward1", "dim", self="squeeze(g, dim)")
 INPLACE_VIEWS = {
     "t_": _inplace_view(_t_array, TBackward1),
@@ -499,18 +500,19 @@ INPLACE_VIEWS = {
 }
 PermuteBackward0 = rule("PermuteBackward0", "dims", self="permute(g, inverse_permutation(dims))")
 FlipBackward0 = rule("FlipBackward0", "dims", self="flip(g, dims)")
-SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
+SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes",
+                        self="unsqueeze_to(g, self_sym_sizes)")
 SqueezeBackward1 = rule("SqueezeBackward1", "dim self_sym_sizes",
-                        self="reshape(g, self_sym_sizes)")
+                        self="unsqueeze_to(g, self_sym_sizes, dim)")
 UnsqueezeBackward0 = rule("UnsqueezeBackward0", "dim", self="squeeze(g, dim)")
 ExpandBackward0 = rule("ExpandBackward0", "self_sym_sizes", self="sum_to(g, self_sym_sizes)")
 CloneBackward0 = rule("CloneBackward0", "", self="g")
 RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
                        self="repeat_backward(g, repeats, self_sym_sizes)")
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
-MaskedFillBackward0 = rule("MaskedFillBackward0", "mask", self="where(mask, 0.0, g)")
+MaskedFillBackward0 = rule("MaskedFillBackward0", "mask", self="masked_fill(g, mask, 0)")
 MaskedFillBackward1 = rule("MaskedFillBackward1", "mask",
-                           self="where(mask, 0.0, g)", value="sum(where(mask, g, 0.0))")
+                           self="masked_fill(g, mask, 0)", value="sum(where(mask, g, 0.0))")
 StackBackward0 = rule("StackBackward0", "dim", variadic="unbind(g, dim)")
 WhereBackward0 = rule("WhereBackward0", "condition",
                       self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")

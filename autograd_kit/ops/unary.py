@@ -257,18 +257,18 @@ def gelu(x, approximate="none"):
 ExpBackward0 = rule("ExpBackward0", "result", self="g * result")
 LogBackward0 = rule("LogBackward0", "self", self="g / self")
 SinBackward0 = rule("SinBackward0", "self", self="g * cos(self)")
-CosBackward0 = rule("CosBackward0", "self", self="-g * sin(self)")
-TanhBackward0 = rule("TanhBackward0", "result", self="g * (1 - result * result)")
-SigmoidBackward0 = rule("SigmoidBackward0", "result", self="g * result * (1 - result)")
+CosBackward0 = rule("CosBackward0", "self", self="g * -sin(self)")
+TanhBackward0 = rule("TanhBackward0", "result", self="tanh_backward(g, result)")
+SigmoidBackward0 = rule("SigmoidBackward0", "result", self="sigmoid_backward(g, result)")
 ReluBackward0 = rule("ReluBackward0", "result", self="threshold_backward(g, result, 0)")
 # (the output is 0 where x <= 0, else x itself, NaN included: NaN passes g, as in PyTorch)
 ThresholdBackwardBackward0 = rule("ThresholdBackwardBackward0", "self threshold",
                                   grad_output="threshold_backward(g, self, threshold)",
                                   self="zeros_like(g)")
-SqrtBackward0 = rule("SqrtBackward0", "result", self="g / (2 * result)")
-RsqrtBackward0 = rule("RsqrtBackward0", "result", self="-0.5 * g * result ** 3")
-AbsBackward0 = rule("AbsBackward0", "self", self="g * sign(self)")
-ReciprocalBackward0 = rule("ReciprocalBackward0", "result", self="-g * result * result")
+SqrtBackward0 = rule("SqrtBackward0", "result", self="g / mul_scalar(result, 2)")
+RsqrtBackward0 = rule("RsqrtBackward0", "result", self="mul_scalar(g, -0.5) * result ** 3")
+AbsBackward0 = rule("AbsBackward0", "self", self="g * sgn(self)")
+ReciprocalBackward0 = rule("ReciprocalBackward0", "result", self="-g * (result * result)")
 ClampBackward1 = rule("ClampBackward1", "self min max", self="clamp_grad(g, self, min, max)")
 ClampMinBackward0 = rule("ClampMinBackward0", "self min", self="clamp_grad(g, self, min, None)")
 ClampMaxBackward0 = rule("ClampMaxBackward0", "self max", self="clamp_grad(g, self, None, max)")
@@ -284,15 +284,15 @@ LeakyReluBackward1 = rule("LeakyReluBackward1", "result negative_slope",
 LeakyReluBackwardBackward0 = rule("LeakyReluBackwardBackward0", "self negative_slope",
                                   grad_output="leaky_relu_backward(g, self, negative_slope)",
                                   self="zeros_like(g)")
+# softplus, elu and gelu have backward kernels of their own (kernels.py), recorded
+# as one node each under create_graph=True.  (elu's kernel, PyTorch's choices: at
+# 0 the slope is alpha, a constant -- its second derivative is 0 there -- and a
+# NaN input takes the slope 1 of the positive side.)
 SoftplusBackward0 = rule("SoftplusBackward0", "self beta threshold",
-                         self="where(self * beta > threshold, g, g * sigmoid(self * beta))")
+                         self="softplus_backward(g, self, beta, threshold)")
 EluBackward0 = rule("EluBackward0", "self alpha",
-                    self="where(self < 0, g * alpha * exp(clamp(self, max=0)),"
-                         " where(self == 0, g * alpha, g))")
-# (exp of the input clamped at 0: where x > 0 the branch is not chosen, and an
-# exp(x) that overflows there would make its zero gradient 0 * inf = NaN)
-# (PyTorch's choices: at 0 the slope is alpha, a constant -- its second derivative
-# is 0 there -- and a NaN input takes the slope 1 of the positive side)
-ErfBackward0 = rule("ErfBackward0", "self", self="g * TWO_OVER_SQRT_PI * exp(-self * self)")
+                    self="elu_backward(g, alpha, 1, 1, False, self)")
+ErfBackward0 = rule("ErfBackward0", "self",
+                    self="mul_scalar(exp(-(self ** 2)), TWO_OVER_SQRT_PI) * g")
 GeluBackward0 = rule("GeluBackward0", "self approximate",
-                     self="g * gelu_slope(self, approximate)")
+                     self="gelu_backward(g, self, approximate)")

@@ -1,9 +1,10 @@
-"""More elementwise functions: log1p, expm1, log2, log10, tan, sinh, cosh, and cumsum.
+"""More elementwise functions: log1p, expm1, log2, log10, tan, sinh, cosh, sgn, and cumsum.
 
 As in ``unary.py``, each derivative is a product with f'(x):
 
     log1p  1/(1 + x)        expm1  e^x = y + 1      log2   1/(x ln 2)
     log10  1/(x ln 10)      tan    1 + y²           sinh   cosh x     cosh   sinh x
+    sgn    0 (the sign of a real number: -1, 0 or 1, a step function)
 
 ``cumsum`` (running sum along ``dim``) is the odd one out: output i adds inputs
 0..i, so input j receives the gradients of outputs j..n-1 -- a running sum taken
@@ -48,6 +49,16 @@ def cosh(x):
     return record(CoshBackward0, _xp(x).cosh(_float(x)), (x,), self=x)
 
 
+def sgn(x):
+    """The sign, as ``sign`` computes it; PyTorch's name for its complex-safe
+    form, which ``abs`` differentiates with (SgnBackward0)."""
+    from .unary import sign
+    out = sign(x)  # (PyTorch saves x and the result; a real sign's gradient needs neither)
+    if out._grad_fn is None:
+        return out
+    return record(SgnBackward0, out._data, (x,), self=x, result=RESULT)
+
+
 def cumsum(x, dim, dtype=None):
     a = x._data
     d = wrap_dim(dim, a.ndim) if a.ndim else 0
@@ -65,9 +76,7 @@ def reverse_cumsum(g, dim):
     if _is_tensor(g):
         if g.ndim == 0:
             return g
-        idx = backend.xp_of(g._data).arange(g.shape[dim] - 1, -1, -1)
-        key = (slice(None),) * dim + (idx,)
-        return cumsum(g[key], dim)[key]
+        return cumsum(g.flip(dim), dim).flip(dim)
     if g.ndim == 0:
         return g
     xp = backend.xp_of(g)
@@ -86,11 +95,12 @@ ENV.update({"reverse_cumsum": reverse_cumsum, "cosh_of": cosh_of, "sinh_of": sin
             "LN2": math.log(2.0), "LN10": math.log(10.0)})
 
 # Backward formulas: g is the gradient of the output; one formula per input.
-Log1PBackward0 = rule("Log1PBackward0", "self", self="g / (1 + self)")
-Expm1Backward0 = rule("Expm1Backward0", "result", self="g * (result + 1)")
-Log2Backward0 = rule("Log2Backward0", "self", self="g / (self * LN2)")
-Log10Backward0 = rule("Log10Backward0", "self", self="g / (self * LN10)")
-TanBackward0 = rule("TanBackward0", "result", self="g * (1 + result * result)")
+Log1PBackward0 = rule("Log1PBackward0", "self", self="g / add_scalar(self, 1)")
+Expm1Backward0 = rule("Expm1Backward0", "result", self="g * add_scalar(result, 1)")
+Log2Backward0 = rule("Log2Backward0", "self", self="g / mul_scalar(self, LN2)")
+Log10Backward0 = rule("Log10Backward0", "self", self="g / mul_scalar(self, LN10)")
+TanBackward0 = rule("TanBackward0", "result", self="g * add_scalar(result ** 2, 1)")
+SgnBackward0 = rule("SgnBackward0", "self result", self="zeros_like(g)")
 SinhBackward0 = rule("SinhBackward0", "self", self="g * cosh_of(self)")
 CoshBackward0 = rule("CoshBackward0", "self", self="g * sinh_of(self)")
 CumsumBackward0 = rule("CumsumBackward0", "dim", self="reverse_cumsum(g, dim)")

@@ -317,11 +317,17 @@ class MicrogradPass(BackwardPass):
         ``{id(value): name}`` (a Value's own ``label`` is used otherwise)."""
         names = names or {}
         if step is not None:
-            return [sentence(m, names) for m in getattr(step, "problems", ())]
+            return _once([sentence(m, names) for m in getattr(step, "problems", ())])
         found = self.mistakes
         stale = [m for m in found if m.kind == "not_reset"]
         out = [grads_sentence(stale, names)] if stale else []
-        return out + [sentence(m, names) for m in found if m.kind != "not_reset"]
+        return _once(out + [sentence(m, names) for m in found if m.kind != "not_reset"])
+
+
+def _once(sentences: list[str]) -> list[str]:
+    """Each sentence once (``a + a`` with a tuple ``_prev`` has two arrows from
+    ``a``, and the same mistake is met on both)."""
+    return list(dict.fromkeys(sentences))
 
 
 def node_text(v, names: dict) -> str:
