@@ -264,6 +264,24 @@ def test_lesson_3_stepper_starts_at_its_beginning_after_run_all(tmp_path):
         cell.screenshot(path=str(ARTIFACTS / "lesson3_stepper_after_run_all.png"))
 
 
+LESSON_6 = ROOT / "lessons" / "06_accumulation_and_retain_graph.ipynb"
+
+
+def test_lesson_6_bench_starts_at_its_beginning_after_run_all(tmp_path):
+    """Lesson 6 after *Run All*: the bench the text asks the learner to press is
+    at its start (a second bench plays the scripted clicks), and backward runs
+    at once, without a forward first."""
+    first = cell_index(LESSON_6, "cell-28")
+    with lab_page(tmp_path, LESSON_6, "lesson6-bench-failure.png", windowing=False,
+                  run_timeout=180_000) as page:
+        cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(first)
+        cell.scroll_into_view_if_needed()
+        cell.get_by_text("after start: x.grad = None").first.wait_for(timeout=30_000)
+        cell.get_by_role("button", name="backward", exact=True).click()
+        cell.get_by_text("after backward: x.grad = 9.").first.wait_for(timeout=15_000)
+        assert "refused" not in cell.inner_text()
+
+
 # -- stored lessons, opened fresh (untrusted), nothing run ------------------------------------
 LESSONS = Path(os.environ.get("AUTOGRAD_KIT_LESSONS", ROOT / "lessons"))
 EDITIONS = ("", "zh", "ru")
