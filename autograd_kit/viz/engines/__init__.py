@@ -65,6 +65,22 @@ class BackwardPass:
     def notes(self, step=None, names=None) -> list[str]:
         return []
 
+    def _dry_run(self, dry, on_step=None) -> tuple[int, BaseException | None]:
+        """``(total, stopper)``: the pass ``dry`` run to its end (``on_step`` sees
+        each step), then everything it changed put back (``restore()``)."""
+        count, error = 0, None
+        try:
+            for step in dry:
+                if on_step is not None:
+                    on_step(step)
+                count += 1
+        except RuntimeError as err:
+            error = err
+        finally:
+            dry.close()
+            self.restore()
+        return count, error
+
 
 def for_tensor(root, gradient=None, retain_graph: bool = False,
                tensors=()) -> BackwardPass:

@@ -70,19 +70,12 @@ class KitPass(BackwardPass):
             t._grad = None if grad is None else Tensor._make(grad._data.copy())
 
     def _count(self):
-        count, error = 0, None
         self._lend()
-        dry = backward_steps(self.root, self.gradient, retain_graph=True)
-        try:
-            for step in dry:
-                self._locals[step.index] = local_factors(step)
-                count += 1
-        except RuntimeError as err:
-            error = err
-        finally:
-            dry.close()
-            self.restore()
-        return count, error
+        return self._dry_run(backward_steps(self.root, self.gradient, retain_graph=True),
+                             self._remember_locals)
+
+    def _remember_locals(self, step) -> None:
+        self._locals[step.index] = local_factors(step)
 
     def steps(self):
         """A fresh engine pass (a generator: ``close()`` stops it)."""

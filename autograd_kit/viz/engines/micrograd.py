@@ -201,17 +201,7 @@ class MicrogradPass(BackwardPass):
     # -- the pass ---------------------------------------------------------------------
     def _count(self):
         """A whole pass with probes (local derivatives, mistakes), then undone."""
-        count, error = 0, None
-        dry = self._run(probe=True)
-        try:
-            for _step in dry:
-                count += 1
-        except RuntimeError as err:
-            error = err
-        finally:
-            dry.close()
-            self.restore()
-        return count, error
+        return self._dry_run(self._run(probe=True))
 
     def _run(self, probe: bool = False):
         self.root.grad = self.seed
