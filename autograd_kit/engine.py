@@ -232,6 +232,9 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
     # a plain backward() takes the fast path at nodes without hooks (_fast_node)
     fast = arrays and not _detail and _capture is None and targets is None and needed is None
     lent = {}  # leaves whose .grad borrows an array the pass may still read
+    # ids of saved arrays passed on as gradients themselves (``_times_one``):
+    # only a plain backward() lends them, and copies them before user code
+    borrowed = set() if fast else None
     anomaly, outer = _anomaly.enabled, _anomaly.parent
     check_nan = anomaly and _anomaly.check_nan
     # Grad mode is switched by plain stores into the thread's state, not by calls:
@@ -253,13 +256,14 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
             nf = node._next
             if fast and contributions is not None and node._extra is None and \
                     node.__class__ is not AccumulateGrad:
-                grads_out, step = _fast_node(node, contributions, retain_graph), None
+                grads_out, step = _fast_node(node, contributions, retain_graph,
+                                             borrowed), None
             elif contributions is None or (needed is not None and node not in needed):
                 grads_out, step = (None,) * len(nf), None  # no gradient reaches it
             else:
                 grads_out, step = _process(node, contributions, needed, retain_graph,
                                            _capture, _detail, targets, index, arrays, wrap,
-                                           lent)
+                                           lent, borrowed)
             if check_nan:  # anomaly detection: stop at the first NaN gradient
                 _anomaly_check_nan(node, grads_out)
             became_ready = None
@@ -311,7 +315,7 @@ def _run(ready, buffers, deps, needed, retain_graph, create_graph, _capture, _de
         settle(lent)
 
 
-def _fast_node(node, contributions, retain_graph):
+def _fast_node(node, contributions, retain_graph, borrowed):
     """``_process`` for a plain ``backward()`` at a node with no hooks, no
     ``retain_grad`` and no metadata: sum what arrived, apply the chain rule on
     arrays, free the saved tensors.  Nobody looks at the gradients on the way,
@@ -319,7 +323,9 @@ def _fast_node(node, contributions, retain_graph):
     both on random graphs: the same gradients, hook calls and freed buffers.)"""
     g = add_up(contributions) if len(contributions) > 1 else contributions[0]
     contributions.clear()  # g is now held here only: apply_array may reuse its memory
-    grads_out = node.apply_array(g)
+    if borrowed and not node._formulas_only:  # a custom backward may write into g
+        g = _unborrow(g, borrowed)
+    grads_out = node.apply_array(g, None, borrowed)
     if not retain_graph and node._holds_tensors:
         if node._holds_tensors is True:
             node.release_saved()
@@ -329,7 +335,7 @@ def _fast_node(node, contributions, retain_graph):
 
 
 def _process(node, contributions, needed, retain_graph, capture, detail, targets, index,
-             arrays, wrap, lent):
+             arrays, wrap, lent, borrowed=None):
     """One node: sum what arrived, run hooks, apply the chain rule, free buffers.
 
     With ``arrays``, gradients are plain arrays; they are wrapped as Tensors only
@@ -337,7 +343,7 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
     g = contributions[0]
     if g.__class__ is OutputGrads:  # a node with several outputs
         return _process_multi(node, contributions, needed, retain_graph, capture, detail,
-                              index, arrays, wrap)
+                              index, arrays, wrap, borrowed)
     if len(contributions) > 1:
         if arrays and not detail:
             g = add_up(contributions)
@@ -345,6 +351,8 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
             for extra in contributions[1:]:
                 g = g + extra
     is_leaf_node = node.__class__ is AccumulateGrad
+    if borrowed and not (is_leaf_node and node.variable._hooks is None):
+        g = _unborrow(g, borrowed)  # hooks come next (a hookless leaf: ``take_over``)
     captured = capture is not None and node in capture  # autograd.grad: hand it back
     # a captured input runs only its tensor's hooks; its node runs on only when the
     # pass must go through it to reach another input (a leaf never does)
@@ -397,13 +405,15 @@ def _process(node, contributions, needed, retain_graph, capture, detail, targets
 
 
 def _process_multi(node, contributions, needed, retain_graph, capture, detail, index,
-                   arrays, wrap):
+                   arrays, wrap, borrowed=None):
     """``_process`` for a node with several outputs (``multi_output.py``): the
     slots that arrived are added slot by slot; the hooks of outputs that got no
     gradient are called with None; node hooks see one gradient per output."""
     g = contributions[0]
     for extra in contributions[1:]:
         g = g + extra
+    if borrowed:
+        g = _unborrow(g, borrowed)
     node.hooks_without_gradient(g.slots)
     shown = tuple(None if s is None else wrap(s) for s in g.slots)
     if node._pre_hooks is not None:
@@ -437,6 +447,18 @@ def _anomaly_check_nan(node, grads_out):
 def _anomaly_report(node):
     from .autograd.anomaly import report_failure
     report_failure(node)
+
+
+def _unborrow(g, borrowed):
+    """``g``, or a copy where it is a saved array that a plain backward() passed
+    on as a gradient (``OpNode._times_one``): what a hook or a custom backward
+    is given is its own to change in place."""
+    if g.__class__ is OutputGrads:
+        if any(s is not None and id(s) in borrowed for s in g.slots):
+            return OutputGrads([s.copy() if s is not None and id(s) in borrowed else s
+                                for s in g.slots])
+        return g
+    return g.copy() if id(g) in borrowed else g
 
 
 def _apply(node, g, needed, arrays):

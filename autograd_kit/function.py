@@ -132,7 +132,7 @@ class FunctionNode(MultiOutputNode):
             result = (result,)
         return self._checked(result)
 
-    def apply_array(self, g, needed=None):
+    def apply_array(self, g, needed=None, borrowed=None):
         wrapped = g.map(Tensor._make) if g.__class__ is OutputGrads else Tensor._make(g)
         return tuple(None if gi is None else gi._data for gi in self.apply(wrapped))
 

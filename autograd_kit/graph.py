@@ -53,6 +53,10 @@ class Node:
     __slots__ = ("_next", "_seq", "_extra", "_saved", "_holds_tensors", "__weakref__")
     _output_edge = False  # True for the hidden edge into one output (multi_output.py)
     _frees: tuple = ()    # saved values that are no tensors but are freed too (indices)
+    # True where ``apply_array`` only reads the gradient it is given and hands
+    # none of it to user code (the formula tables); False where a custom
+    # backward or other code may write into it (see ``engine._unborrow``)
+    _formulas_only = False
 
     def __init__(self, next_functions=()):
         self._next = tuple([fn for fn, _ in next_functions])  # one node (or None) per input
@@ -175,7 +179,7 @@ class Node:
         edges to other nodes may be skipped (``autograd.grad`` prunes this way)."""
         raise NotImplementedError
 
-    def apply_array(self, grad, needed=None):
+    def apply_array(self, grad, needed=None, borrowed=None):
         """``apply`` for an ordinary backward, where gradients travel as plain
         arrays.  Nodes with formula tables run their formulas on the arrays;
         the others (custom Functions, ``CopySlices``...) get a Tensor, as here."""

@@ -52,6 +52,7 @@ class OutputEdge(Node):
 
     __slots__ = ("output_nr", "n_outputs")
     _output_edge = True
+    _formulas_only = True  # g goes on, untouched, to its node's slot
 
     def __init__(self, node, k: int, n: int) -> None:
         super().__init__(((node, 0),))
@@ -65,7 +66,8 @@ class OutputEdge(Node):
     def apply(self, g, needed=None):
         return (OutputGrads.one(self.output_nr, self.n_outputs, g),)
 
-    apply_array = apply
+    def apply_array(self, g, needed=None, borrowed=None):
+        return (OutputGrads.one(self.output_nr, self.n_outputs, g),)
 
 
 class MultiOutputNode(Node):

@@ -119,12 +119,14 @@ def test_autograd_grad_results_share_nothing_of_the_graph(case, upstream):
     _graph_untouched(leaves, out, forward, seed, upstream, before)
 
 
+@pytest.mark.parametrize("upstream", ["sum", "random"])
 @pytest.mark.parametrize("case", PARAMS)
-def test_a_hook_that_writes_in_place_equals_one_that_returns(case):
+def test_a_hook_that_writes_in_place_equals_one_that_returns(case, upstream):
     """``g.mul_(2)`` in a hook is ``return g * 2``: the leaves get the same, the
     forward values and the retained graph stay as they were.  (The seed is
     copied for each pass: the gradient of a view *is* a view of the seed, in
-    PyTorch too, so the hook's write reaches it.)"""
+    PyTorch too, so the hook's write reaches it.)  Under ``sum()`` a plain
+    backward passes saved arrays on as gradients: the hook must get a copy."""
     results = []
     for in_place in (False, True):
         inputs, leaves, out, seed = _setup(case)
@@ -132,7 +134,8 @@ def test_a_hook_that_writes_in_place_equals_one_that_returns(case):
         for t in leaves:
             t.register_hook((lambda g: g.mul_(2)) if in_place else (lambda g: g * 2))
         try:
-            out.backward(seed.clone(), retain_graph=True)
+            root, g = _root(out, seed, upstream)
+            root.backward(g, retain_graph=True)
         except RuntimeError as err:  # a broadcast gradient: PyTorch refuses the write too
             assert in_place and errors.INTERNAL_OVERLAP in str(err), str(err)
             return
@@ -140,7 +143,8 @@ def test_a_hook_that_writes_in_place_equals_one_that_returns(case):
         grads = _copies(t.grad for t in leaves)
         for t in leaves:
             t.grad = None
-        out.backward(seed.clone(), retain_graph=True)  # the saved tensors are untouched
+        root, g = _root(out, seed, upstream)
+        root.backward(g, retain_graph=True)  # the saved tensors are untouched
         results.append(grads + _copies(t.grad for t in leaves))
     reference, in_place_results = results
     _equal(in_place_results, reference)
@@ -181,6 +185,78 @@ def test_clipping_hook_in_place_leaves_the_weight_alone():
     h.register_hook(lambda g: g.mul_(0.5))
     (h * w).sum().backward()
     assert w.tolist() == [2.0, 2.0, 2.0]
+
+
+class _DoublesInPlace(ak.autograd.Function):
+    """The identity, whose backward doubles the gradient it is given in place
+    (allowed: the gradient handed to a backward is its own)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.mul_(2)
+
+
+class _SplitsInPlace(ak.autograd.Function):
+    """Two outputs; the backward writes into both gradients it is given."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone(), x.clone()
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        return ga.mul_(2).add_(gb.mul_(3))
+
+
+def test_a_custom_backward_writing_into_its_gradient_leaves_the_weight_alone():
+    """``(y * w).sum()`` sends w's own values to y; the custom backward gets a copy."""
+    x = ak.ones(3, requires_grad=True)
+    w = ak.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (_DoublesInPlace.apply(x) * w).sum().backward()
+    assert w.tolist() == [1.0, 2.0, 3.0]
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+    assert w.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_multi_output_backward_writing_into_its_gradients_leaves_the_weights_alone():
+    x = ak.ones(2, requires_grad=True)
+    w, v = ak.tensor([1.0, 2.0]), ak.tensor([5.0, 7.0])
+    a, b = _SplitsInPlace.apply(x)
+    ((a * w).sum() + (b * v).sum()).backward()
+    assert (w.tolist(), v.tolist()) == ([1.0, 2.0], [5.0, 7.0])
+    assert x.grad.tolist() == [17.0, 25.0]
+
+
+def test_hooks_and_retained_grads_of_non_leaves_get_their_own_arrays():
+    """A non-leaf's hook, ``retain_grad`` and a node pre-hook see gradients that
+    are the other factor's values under ``sum()``: each may be written."""
+    w = ak.tensor([1.0, 2.0, 3.0])
+    h = ak.ones(3, requires_grad=True) * 1
+    h.retain_grad()
+    (h * w).sum().backward()
+    h.grad.zero_()
+    assert w.tolist() == [1.0, 2.0, 3.0]
+    k = ak.ones(3, requires_grad=True) * 1
+    k.grad_fn.register_prehook(lambda gs: (gs[0].mul_(0),))
+    (k * w).sum().backward()
+    assert w.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_leaf_keeps_a_gradient_that_is_a_dead_temporary_without_a_copy():
+    """The fast path's reason to exist: ``(x * tanh(u)).sum()`` gives x the
+    tanh values, which nothing else holds once the pass is over; the leaf
+    keeps that array (no copy), and it is the leaf's alone."""
+    x = ak.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    u = ak.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    (x * u.tanh()).sum().backward()
+    assert x.grad.tolist() == pytest.approx(np.tanh([0.1, 0.2, 0.3]).tolist())
+    before = u.tolist()
+    x.grad.zero_()
+    assert u.tolist() == before and u.grad.tolist() != [0.0, 0.0, 0.0]
 
 
 def test_accumulating_into_a_one_element_broadcast():

@@ -43,6 +43,7 @@ class OpNode(Node):
     """A node built from a rule: its formulas turn ``g`` into input gradients."""
 
     __slots__ = ("_meta", "_need")
+    _formulas_only = True  # formulas read g, never write it or hand it out
     # _meta, flat: shape0, dtype0, shape1, dtype1... the gradients must have
     # _need: per input, does it need a gradient (has an edge)?
     formula_text: dict = {}
@@ -89,9 +90,13 @@ class OpNode(Node):
         return tuple(None if gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
                      for i, gi in enumerate(raw))
 
-    def apply_array(self, g, needed=None):
+    def apply_array(self, g, needed=None, borrowed=None):
         """``apply`` on plain arrays, for an ordinary backward: the same formulas,
-        no Tensors built.  (Written for speed: this runs once per node.)"""
+        no Tensors built.  (Written for speed: this runs once per node.)
+
+        ``borrowed``: a set from a plain ``backward()`` pass that lets a gradient
+        be a saved array itself (see ``_times_one``); the ids of such arrays are
+        added to it, and the engine copies them before user code could see them."""
         kw = self._saved
         holds = self._holds_tensors
         if holds:
@@ -116,7 +121,7 @@ class OpNode(Node):
                     return tuple(out)
             out = self.gradients(g, need, kw)
         elif self.times_g is not None and backend.is_broadcast_one(g):
-            out = self._times_one(g, need, kw)  # (a broadcast is a view: it has a base)
+            out = self._times_one(g, need, kw, borrowed)  # (a broadcast has a base)
         else:
             out = self.gradients(g, need, kw)
         i = 0
@@ -129,18 +134,31 @@ class OpNode(Node):
             i += 2
         return out
 
-    def _times_one(self, g, need, kw):
+    def _times_one(self, g, need, kw, borrowed):
         """g is the broadcast 1 that ``sum()`` sends back: a formula "g * x"
-        gives a copy of x (when x has g's shape and dtype), without multiplying."""
+        gives x (when x has g's shape and dtype), without multiplying.
+
+        x is a saved forward value (a parameter, an input), and a gradient that
+        reaches user code (a hook, ``.grad``, ``autograd.grad``, a custom
+        backward, a Step) is the caller's to change in place.  So x itself is
+        given only to a plain ``backward()`` pass that keeps a ``borrowed`` set:
+        it copies such an array before any user code can see it, and a leaf's
+        ``.grad`` that still shares it is copied at the end of the pass
+        (``accumulate.settle``).  Everyone else gets a copy here."""
         direct = [n and name is not None and kw[name].__class__ is g.__class__
                   and kw[name].shape == g.shape and kw[name].dtype == g.dtype
                   for n, name in zip(need, self.times_g)]
         rest = self.gradients(g, tuple(n and not d for n, d in zip(need, direct)), kw)
-        # a copy: the saved array is the forward value (a parameter, an input),
-        # and a gradient handed to hooks, ``.grad`` or ``autograd.grad`` is the
-        # caller's to change in place
-        return tuple(kw[name].copy() if d else gi
-                     for d, name, gi in zip(direct, self.times_g, rest))
+        if borrowed is None:
+            return tuple(kw[name].copy() if d else gi
+                         for d, name, gi in zip(direct, self.times_g, rest))
+        out = []
+        for d, name, gi in zip(direct, self.times_g, rest):
+            if d:
+                gi = kw[name]
+                borrowed.add(id(gi))
+            out.append(gi)
+        return tuple(out)
 
 
 _ARRAYS = backend.ARRAY_TYPES

@@ -54,7 +54,7 @@ class _MomentsBackward(MultiOutputNode):
             grad = part.expand(*x.shape) if grad is None else grad + part
         return (grad,)
 
-    def apply_array(self, g, needed=None):
+    def apply_array(self, g, needed=None, borrowed=None):
         from ..tensor import Tensor
         (out,) = self.apply(g.map(Tensor._make))
         return (out._data,)

@@ -30,7 +30,7 @@ class _PiecesBackward(MultiOutputNode):
                   for s, shape in zip(g.slots, self.shapes)]
         return (self.join(pieces, self.dim),)
 
-    def apply_array(self, g, needed=None):
+    def apply_array(self, g, needed=None, borrowed=None):
         from ..tensor import Tensor
         (out,) = self.apply(g.map(Tensor._make))
         return (out._data,)
