@@ -305,10 +305,11 @@ def broadcast_axes(have: tuple, want: tuple):
     """How a gradient of shape ``have`` sums down to an input of shape ``want``:
     ``(lead, axes)``, the number of leading axes broadcasting added and the axes
     (counted in ``have``) to sum with keepdims.  ``lead < 0`` means the input had
-    extra leading 1s, and a reshape is all it takes."""
+    extra leading 1s (an index put drops them, as PyTorch's does): the axes are
+    those of the rest, and a reshape follows."""
     lead = len(have) - len(want)
     if lead < 0:
-        return lead, ()
+        return lead, tuple(i for i, n in enumerate(want[-lead:]) if n == 1 and have[i] != 1)
     return lead, tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(want) if n == 1 and have[lead + i] != 1)
 

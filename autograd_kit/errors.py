@@ -326,6 +326,9 @@ NO_FORWARD = "You must implement the forward function for custom autograd.Functi
 EXPAND_SIZE = ("The expanded size of the tensor ({target}) must match the existing size "
                "({existing}) at non-singleton dimension {dim}.  Target sizes: {tsizes}.  "
                "Tensor sizes: {sizes}")
+INDEX_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                 "tensor refer to a single memory location. Please clone() the tensor before "
+                 "performing the operation.")
 INDEX_PUT_SHAPE = ("shape mismatch: value tensor of shape {value} cannot be broadcast to "
                    "indexing result of shape {result}")
 INPLACE_CAST = "result type {src} can't be cast to the desired output type {dst}"

@@ -497,6 +497,8 @@ def var_backward(g, self, dim, correction, keepdim, constant_without_dof=True):
     dof = count_of(self, dims) - correction
     if dof <= 0 and whole and _is_tensor(g) and constant_without_dof:
         return _like(g, var_backward(_raw(g), _raw(self), dims, correction, keepdim))
+    if dof <= 0 and whole and not (_is_tensor(g) or _is_tensor(self)):
+        return g * without_dof(self)
     if whole:
         centered = self - mean(self)
     else:
@@ -504,6 +506,18 @@ def var_backward(g, self, dim, correction, keepdim, constant_without_dof=True):
         centered = self - mean(self, dims, True)
     from .scalar import mul_scalar  # ((2 / dof) g, a Scalar times g, as PyTorch writes it)
     return mul_scalar(g, 2.0 / dof if dof else math.inf) * centered
+
+
+def without_dof(self):
+    """2 / (N - correction) with no degrees of freedom left is infinite, and
+    PyTorch's gradient of a whole-tensor variance there is g times this
+    constant: NaN where x equals its mean (inf * 0), inf where it does not (a
+    NaN or an infinity among the elements)."""
+    if _is_tensor(self):
+        return _like(self, without_dof(_raw(self)))
+    xp = _xp(self)
+    return xp.where(self == mean(self), xp.full_like(self, math.nan),
+                    xp.full_like(self, math.inf))
 
 
 def count_of(t, dims):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 from ._rules import record, rule
 from ._warn import warn
 from .reduce import wrap_dim
@@ -52,24 +52,91 @@ def _check_step(k) -> None:
 
 def getitem(x, key):
     """``x[key]``: basic keys become PyTorch's chain of select/slice views; integer
-    arrays and boolean masks make one IndexBackward0 (a copy, not a view)."""
-    key = key if isinstance(key, tuple) else (key,)
-    key = tuple(_as_index(k) for k in key)
-    if not builtins.all(_is_basic(k) for k in key):
+    arrays and boolean masks make one IndexBackward0 (a copy, not a view).
+
+    As in PyTorch, a key that mixes the two applies its basic parts first (views
+    of x) and its tensor indices to what they leave: ``x[0, :, [0, 1]]`` is
+    ``x[0][:, [0, 1]]``, of shape (n1, 2), where numpy would give (2, n1)."""
+    whole = key.__class__ is not slice  # (x[0:n] alone is a view even of everything)
+    key = tuple(_as_index(k) for k in as_key(key))
+    if builtins.all(_is_basic(k) for k in key):
+        t = basic_views(x, key, skip_whole=whole)
+        return t if t is not x else _view(AliasBackward0, x, x._data[...], lambda a: a[...])
+    for k in key:
+        _check_step(k)
+    basic, key = split_key(key)
+    if basic is not None:
+        x = basic_views(x, basic)
+    try:
+        data = x._data[key]
+    except IndexError as err:  # numpy's words, made PyTorch's
+        bad = next((k for k in key if isinstance(k, float)), None)
+        if bad is not None:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             "byte Variables are valid indices (got float)") from None
+        raise _index_error(err, x._data.shape, key) from None
+    out = record(IndexBackward0, data, (x,), indices=key, self_sym_sizes=x._data.shape)
+    if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
+        out._grad_fn._holds_tensors = True
+    return out
+
+
+SEQUENCE_KEY = ("Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                "which will result either in an error or a different result")
+
+
+def as_key(key) -> tuple:
+    """The key as a tuple of index elements, read as PyTorch reads it: a short
+    list (under 32 elements) holding a tensor, a sequence, a slice, None or
+    ``...`` is read as a tuple -- ``x[[[0], [1]]]`` is ``x[[0], [1]]`` --, with
+    PyTorch's deprecation warning; any other list is one index."""
+    if isinstance(key, tuple):
+        return key
+    if key.__class__ is list and len(key) < 32:
         for k in key:
-            _check_step(k)
-        try:
-            data = x._data[key]
-        except IndexError as err:  # numpy's words, made PyTorch's
-            bad = next((k for k in key if isinstance(k, float)), None)
-            if bad is not None:
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                                 "byte Variables are valid indices (got float)") from None
-            raise _index_error(err) from None
-        out = record(IndexBackward0, data, (x,), indices=key, self_sym_sizes=x._data.shape)
-        if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
-            out._grad_fn._holds_tensors = True
-        return out
+            if k is None or k is Ellipsis or isinstance(k, (Tensor, list, tuple, slice, str)) \
+                    or backend.is_array(k):
+                warn(SEQUENCE_KEY)
+                return tuple(key)
+    return (key,)
+
+
+def split_key(key):
+    """(basic, advanced): the views PyTorch takes first, and the tensor indices
+    it then applies to them.  ``basic`` holds the key's ints, slices, Nones and
+    ``...`` with full slices where the tensor indices stand (None when it
+    changes nothing: only full slices and ``...``); ``advanced`` holds the
+    tensor indices with full slices for the dims the views keep."""
+    if not builtins.all(_is_basic(k) or k.__class__ is bool or backend.is_array(k)
+                        for k in key):
+        return None, key  # (a float or another stranger: numpy's path names it)
+    basic, advanced = [], []
+    for k in key:
+        if k.__class__ is bool:  # a new dim of size 1, kept or not by a one-element mask
+            basic.append(None)
+            advanced.append(backend.np.array([k]))
+        elif k is Ellipsis:
+            basic.append(k)
+            advanced.append(k)
+        elif _is_basic(k):  # an int takes its dim away; a slice or None keeps one
+            basic.append(k)
+            if k is None or isinstance(k, slice):
+                advanced.append(slice(None))
+        else:
+            basic.extend([slice(None)] * (k.ndim if k.dtype.kind == "b" else 1))
+            advanced.append(k)
+    if builtins.all(k is Ellipsis or k == slice(None) for k in basic):
+        return None, key  # (whole slices, kept here, make no view: basic_views)
+    return tuple(basic), tuple(advanced)
+
+
+def basic_views(x, key, skip_whole=True):
+    """The chain of select/slice/unsqueeze views for a key of basic elements
+    (x itself when the key selects everything).  A slice that keeps a whole
+    dim (``0:n``, ``::1``) makes no view, as in PyTorch -- unless it is the
+    whole key of ``x[0:n]`` (``skip_whole=False``)."""
     consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     if x.ndim == 0 and consuming == 1:  # (PyTorch reads a 0-d tensor's slice first)
         for k in key:
@@ -85,12 +152,18 @@ def getitem(x, key):
             dim = t.ndim - later
         elif isinstance(k, slice):
             _check_step(k)
-            if k != slice(None):
+            if not (skip_whole and _keeps_all(k, t._data.shape[dim])):
                 t = _slice(t, dim, k)
             dim += 1
         else:
             t = _select(t, dim, k)
-    return t if t is not x else _view(AliasBackward0, x, x._data[...], lambda a: a[...])
+    return t
+
+
+def _keeps_all(s, n) -> bool:
+    """Does slice ``s`` keep a whole dim of size n as PyTorch tests it: from 0
+    as written (``-n:`` does not count), step 1, up to n or beyond?"""
+    return s.start in (None, 0) and s.step in (None, 1) and (s.stop is None or s.stop >= n)
 
 
 def select(x, dim, index):
@@ -142,12 +215,43 @@ def narrow(x, dim, start, length):
     return _slice(x, dim, slice(start, start + length))
 
 
-def _index_error(err):
-    """numpy's words for an index out of bounds, made PyTorch's."""
+def _index_error(err, shape=None, key=()):
+    """numpy's words for an index out of bounds or a mask of the wrong shape,
+    made PyTorch's."""
     text = str(err)
+    if text.startswith("arrays used as indices must be of integer"):
+        return IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if text.startswith("boolean index did not match") and shape is not None:
+        mismatch = _mask_mismatch(shape, key)
+        if mismatch is not None:
+            return mismatch
     if text.endswith(" with size 0"):  # (PyTorch names neither the index nor the dim)
         return IndexError("index is out of bounds for dimension with size 0")
     return IndexError(text.replace(" for axis ", " for dimension "))
+
+
+def _mask_mismatch(shape, key):
+    """PyTorch's words for the first boolean mask whose shape differs from the
+    dims it covers: the mask's dim and the tensor's dim are both named."""
+    dim = 0
+    for i, k in enumerate(key):
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim = len(shape) - builtins.sum(
+                (k2.ndim if backend.is_array(k2) and k2.dtype.kind == "b" else 1)
+                for k2 in key[i + 1:] if k2 is not None and k2 is not Ellipsis)
+            continue
+        if backend.is_array(k) and k.dtype.kind == "b":
+            for j, n in enumerate(k.shape):
+                if dim + j < len(shape) and shape[dim + j] != n:
+                    return IndexError(f"The shape of the mask {list(k.shape)} at index {j} does "
+                                      f"not match the shape of the indexed tensor {list(shape)} "
+                                      f"at index {dim + j}")
+            dim += k.ndim
+        else:
+            dim += 1
+    return None
 
 
 def index_put(x, indices, values, accumulate=False):
@@ -157,7 +261,17 @@ def index_put(x, indices, values, accumulate=False):
         from .shape import fill_value
         values = Tensor._make(backend.xp_of(x._data).asarray(
             fill_value(values, x._data.dtype)).astype(x._data.dtype))
+    fills = _fills_by_mask(indices, values, accumulate)
+    if values._data.dtype != x._data.dtype and not fills:
+        try:
+            selected = x._data[indices].shape
+        except IndexError as err:
+            raise _index_error(err, x._data.shape, indices) from None
+        check_index_put(x._data, values._data, selected)
     x, values, dx, dv = as_tensor_pair(x, values)
+    if fills:  # a mask fill writes the one value in x's type
+        dx, dv = x._data, dv.astype(x._data.dtype)
+    dv = dv.reshape(_without_leading_ones(dv.shape))  # (PyTorch drops them first)
     out = dx.copy()
     try:
         if accumulate:
@@ -165,8 +279,8 @@ def index_put(x, indices, values, accumulate=False):
         else:
             out[indices] = dv
     except IndexError as err:
-        raise _index_error(err) from None
-    except ValueError:
+        raise _index_error(err, dx.shape, indices) from None
+    except (ValueError, TypeError):  # (numpy: a shape that does not broadcast)
         from .. import errors
         raise RuntimeError(errors.INDEX_PUT_SHAPE.format(
             value=list(dv.shape), result=list(dx[indices].shape))) from None
@@ -174,6 +288,43 @@ def index_put(x, indices, values, accumulate=False):
     if out._grad_fn is not None:  # its index arrays are freed by backward (graph.py)
         out._grad_fn._holds_tensors = True
     return out
+
+
+def _without_leading_ones(shape) -> tuple:
+    """A value's shape as PyTorch's index put reads it: leading 1s dropped."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def check_index_put(dst, value, selected) -> None:
+    """PyTorch's two refusals of ``x[index] = value``, in its order: a value
+    that cannot broadcast to the ``selected`` shape, then a value of another
+    type than x's (a number has been converted already)."""
+    shape, selected = _without_leading_ones(value.shape), tuple(selected)
+    try:
+        fits = backend.broadcast_shapes(shape, selected) == selected
+    except ValueError:
+        fits = False
+    if not fits:
+        from .. import errors
+        raise RuntimeError(errors.INDEX_PUT_SHAPE.format(value=list(shape),
+                                                         result=list(selected)))
+    if value.dtype != dst.dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(dst.dtype)} for the destination and "
+                           f"{scalar_type_name(value.dtype)} for the source.")
+
+
+def _fills_by_mask(indices, values, accumulate) -> bool:
+    """Does PyTorch write this as a mask fill?  One value (on the CPU) put
+    where a single boolean mask says, the key's other parts basic: then the
+    value is converted to the tensor's type, where any other index put
+    refuses a value of another type."""
+    arrays = [i for i in indices if backend.is_array(i)]
+    return (not accumulate and values._data.size == 1 and not values.is_cuda
+            and len(arrays) == 1 and arrays[0].dtype.kind == "b")
 
 
 def _embedded(g, sizes, key, accumulate=False):

@@ -165,16 +165,22 @@ def copy(old, src, *, into_view=False):
     try:
         out = xp.broadcast_to(data, old._data.shape).astype(old._data.dtype, copy=True)
     except ValueError:
-        _copy_shape_error(old._data.shape, data.shape, into_view)
+        _copy_shape_error(old._data.shape, data.shape, into_view, data)
     return record(CopyBackwards, out, (old, src))
 
 
-def _copy_shape_error(target, shape, into_view):
+def _copy_shape_error(target, shape, into_view, data=None):
     if not into_view:
         check_broadcast(Tensor._make(backend.np.empty(target)),
                         Tensor._make(backend.np.empty(shape)))
         raise RuntimeError(errors.INPLACE_SHAPE.format(  # src has more dimensions
             out=list(target), bshape=list(backend.broadcast_shapes(target, shape))))
+    if len(shape) > len(target):  # (after leading 1s are dropped, as PyTorch drops them)
+        from ..tensor import type_name
+        raise RuntimeError(
+            f"expand({type_name(data)}{{{list(shape)}}}, size={list(target)}): the number of "
+            f"sizes provided ({len(target)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(shape)})")
     lead = len(target) - len(shape)
     for i in range(len(shape) - 1, -1, -1):
         t, s = (target[lead + i] if lead + i >= 0 else None), shape[i]
@@ -212,34 +218,62 @@ def zero(old):
 def setitem(t, key, value):
     """``t[key] = value``: a copy into a view for basic keys (CopySlices), an
     index_put for integer-array or mask keys (IndexPutBackward0)."""
-    from .indexing import _as_index, _is_basic, getitem, index_put
-    k = key if isinstance(key, tuple) else (key,)
-    k = tuple(_as_index(i) for i in k)
+    from .indexing import _as_index, _is_basic, as_key, basic_views, getitem, index_put, split_key
+    k = tuple(_as_index(i) for i in as_key(key))
     if value.__class__ in (int, float, bool):  # PyTorch's conversion, and its refusal of
         from .shape import fill_value  # a number the dtype cannot hold, before any write
         try:
             value = fill_value(value, t._data.dtype)
         except RuntimeError as err:
             raise errors.short(err)
-    write = fill if isinstance(value, Tensor) and value.ndim == 0 else (
-        lambda old, v: copy(old, v, into_view=True))
+        # a number becomes a 0-d tensor of t's type on the CPU, as in PyTorch
+        value = Tensor._make(backend.np.asarray(value).astype(t._data.dtype))
+    write = _copy_to
     try:
         flag = _bool_key(key)
+        if flag is not None and isinstance(key, Tensor) and isinstance(value, Tensor):
+            _check_index_put(t, value, (int(flag), *t.shape))  # (a mask tensor: an index put)
         if flag is not None:  # ``t[True] = v``: a view with a new dimension of size 1
             if flag is False and not isinstance(key, Tensor):  # (or 0): PyTorch writes
                 return t  # through it (CopySlices); a Python False writes nothing at all
             inplace(getitem(t.unsqueeze(0), slice(0, int(flag))),  # (a copy_, even of
                     lambda old, v: copy(old, v, into_view=True), value)  # a 0-d value)
             return t
-        if all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in k):
-            return inplace(t, write, value)  # the whole tensor: written directly, no view
         if all(_is_basic(i) for i in k):
-            inplace(getitem(t, k), write, value)
+            view = basic_views(t, k)
+            if view is t:  # the whole tensor: written directly, no view
+                return inplace(t, write, value)
+            inplace(view, write, value)
+            return t
+        xp = backend.xp_of(t._data)
+        if any(i.__class__ is t._data.__class__ and xp.may_share_memory(i, t._data) for i in k):
+            raise RuntimeError(errors.INDEX_OVERLAP)  # (an index that is part of t)
+        basic, rest = split_key(k)
+        view = t if basic is None else basic_views(t, basic)
+        if view is not t:  # PyTorch: the views first, then an index put into them
+            inplace(view, lambda old, v: index_put(old, rest, v), value)
             return t
         _check(t)
         return inplace(t, lambda old, v: index_put(old, k, v), value)
     except Exception as err:
         raise errors.short(err)  # the learner's line, then this call: no more
+
+
+def _check_index_put(t, value, result_shape):
+    """PyTorch's index put refuses a value that cannot broadcast to what the
+    index selects, then one of another type."""
+    from .indexing import check_index_put
+    check_index_put(t._data, value._data, result_shape)
+
+
+def _copy_to(old, value):
+    """How PyTorch writes a value into what the key selected: a value of the
+    same shape is copied (CopyBackwards); a 0-d value on the CPU -- a number is
+    one -- fills a larger selection (FillBackward3); any other value is copied,
+    broadcast to the selection's shape."""
+    if value.ndim == 0 and old.ndim != 0 and not value.is_cuda:
+        return fill(old, value)
+    return copy(old, value, into_view=True)
 
 
 def _bool_key(key):

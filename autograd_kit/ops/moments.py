@@ -23,8 +23,9 @@ from ..grad_mode import is_grad_enabled, no_grad
 from ..graph import SavedTensor, edge
 from ..multi_output import MultiOutputNode
 from ._rules import NODE_CLASSES
-from .formula_env import count_of, div_or_zero, mean, unsqueeze_dims
-from .reduce import normalize_dims
+from .formula_env import count_of, div_or_zero, mean, unsqueeze_dims, without_dof
+from ..tensor import Tensor
+from .reduce import normalize_dims, spread_array
 
 
 class _MomentsBackward(MultiOutputNode):
@@ -48,7 +49,10 @@ class _MomentsBackward(MultiOutputNode):
                     warnings.simplefilter("ignore", UserWarning)
                     s = x.std(dims, keepdim=True, correction=c)  # (wide: no overflow)
                 spread = div_or_zero(spread, 2 * s)
-            grad = spread * 2 * centred / (n - c)
+            if n - c <= 0 and not self.is_std and (kw["dim"] is None or not x.ndim):
+                grad = spread * without_dof(x)  # (PyTorch's constant: see without_dof)
+            else:
+                grad = spread * 2 * centred / (n - c)
         if g_mean is not None:
             part = unsqueeze_dims(g_mean, dims, keepdim) / n
             grad = part.expand(*x.shape) if grad is None else grad + part
@@ -93,7 +97,8 @@ def moments(x, spread_name, dim, unbiased, keepdim, correction):
     if shown is None and (unbiased is not None or dim is not None):
         shown = 1 if unbiased is None or unbiased else 0
     with no_grad():
-        spread = getattr(x, spread_name)(dim, unbiased, keepdim, correction=correction)
+        spread = Tensor._make(spread_array(spread_name, x, dim, unbiased, keepdim, correction,
+                                           f"{spread_name}_mean")[0])
         centre = x.mean(normalize_dims(dim, x.ndim), keepdim)
         _running_mean_infinities(centre, x, normalize_dims(dim, x.ndim), keepdim)
     if is_grad_enabled() and x.requires_grad:

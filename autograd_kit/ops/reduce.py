@@ -247,17 +247,24 @@ def _variance(name, x, dim, unbiased, keepdim, correction):
     return backend.xp_of(a).asarray(out), dims, c  # (the caller casts to a's dtype)
 
 
+def spread_array(kind, x, dim, unbiased, keepdim, correction, name=None):
+    """The value of ``var`` (kind "var") or ``std`` as an array of x's dtype,
+    with the dims and the correction; ``name`` is the function the warning
+    about no degrees of freedom names (``var_mean`` for var_mean)."""
+    out, dims, c = _variance(name or kind, x, dim, unbiased, keepdim, correction)
+    if kind == "std":  # (sqrt first: the variance of float16 values may not fit
+        out = backend.xp_of(out).sqrt(out)  # a float16, their std does)
+    return out.astype(x._data.dtype, copy=False), dims, c
+
+
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    out, dims, c = _variance("var", x, dim, unbiased, keepdim, correction)
-    out = out.astype(x._data.dtype, copy=False)
+    out, dims, c = spread_array("var", x, dim, unbiased, keepdim, correction)
     return record(VarBackward0, out, (x,), self=x, dim=None if dim is None else dims,
                   correction=c, keepdim=keepdim)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    out, dims, c = _variance("std", x, dim, unbiased, keepdim, correction)
-    out = backend.xp_of(out).sqrt(out).astype(x._data.dtype, copy=False)  # (sqrt first:
-    # the variance of float16 values may not fit a float16, their std does)
+    out, dims, c = spread_array("std", x, dim, unbiased, keepdim, correction)
     return record(StdBackward0, out, (x,), self=x, dim=None if dim is None else dims,
                   correction=c, keepdim=keepdim, result=RESULT)
 
