@@ -399,6 +399,26 @@ def multiply_into(a, b):
         return a * b
 
 
+def keep_into(a, mask):
+    """``a`` where ``mask``, else 0, written into ``a`` (the caller owns it).
+
+    On the CPU a product is the fast way, but 0 * inf is NaN where 0 is meant:
+    one sum tells whether anything is not finite, and only then are the zeros
+    written where the mask is False.  On a GPU the zeros are written directly
+    (a sum would wait for the device)."""
+    xp = xp_of(a)
+    if xp is not np:
+        xp.copyto(a, 0, where=~mask)
+        return a
+    try:
+        np.multiply(a, mask, out=a)
+    except (ValueError, TypeError):  # (the mask broadcasts a up)
+        return np.where(mask, a, a.dtype.type(0))
+    if a.dtype.kind in "fc" and not np.isfinite(reduce_sum(a)):
+        np.copyto(a, 0, where=~mask)
+    return a
+
+
 def fit_array(a, shape, dt, like):
     """A formula's result made into an array of the input's ``shape`` and ``dt``:
     a number becomes a filled array (on ``like``'s device), a broadcast gradient

@@ -52,7 +52,7 @@ class OpNode(Node):
     variadic = None
     uses: tuple = ()      # per input: the saved names its formula reads
     times_g = None        # per input: X where the formula is "g * X" (else None)
-    g_times = None        # per input: R(g, saved) where the formula is "g * R" (else None)
+    g_times = None        # per input: the formula written into g itself (else None)
     _keep: dict = {}      # which inputs need a gradient -> the saved names to keep
 
     @staticmethod
@@ -117,7 +117,7 @@ class OpNode(Node):
                 if self.g_times[i] is not None and g.shape == meta[2 * i] and \
                         g.dtype == meta[2 * i + 1]:
                     out = [None] * len(need)
-                    out[i] = backend.multiply_into(g, self.g_times[i](g, kw))
+                    out[i] = self.g_times[i](g, kw)
                     return tuple(out)
             out = self.gradients(g, need, kw)
         elif self.times_g is not None and backend.is_broadcast_one(g):
@@ -206,7 +206,7 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
         "saves_all": tuple(names),
         "_keep": {},
         "times_g": times_g,  # per input: X when the formula is just "g * X"
-        "g_times": g_times,  # per input: the function R(g, saved) when it is "g * R"
+        "g_times": g_times,  # per input: the formula computed into g (see _products_of_g)
     }
     cls = type(name, (OpNode,), attrs)
     NODE_CLASSES[name] = cls
@@ -256,12 +256,19 @@ def _all_gradients(variadic):
 
 
 def _products_of_g(texts, names):
-    """Which formulas are ``g * R``: per input, the saved name when R is just a
-    saved value (``times_g``), and a function computing R alone (``g_times``),
-    so the engine may multiply into an incoming gradient nobody else holds.
-    Each is None when no formula of the rule has that form."""
+    """Which formulas the engine may compute *into* an incoming gradient that
+    nobody else holds (``g_times``: a function of g and the saved values that
+    returns the gradient, written into g where it fits), and which are just
+    ``g * x`` for a saved x (``times_g``: that name).
+
+    Two forms qualify: ``g * R`` (g is multiplied by R in place), and a call
+    ``F(g, ...)`` of a formula word that has an in-place twin ``F.into`` (relu's
+    ``threshold_backward``: zeros written where the output is not positive, which
+    a product cannot do when g holds an infinity).  Each is None when no formula
+    of the rule has such a form."""
     from . import formula_env
     times_g, g_times = [], []
+    read = _ReadSaved(set(names))
     for text in texts:
         tree = ast.parse(text.strip(), mode="eval").body
         if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult) and \
@@ -269,8 +276,16 @@ def _products_of_g(texts, names):
             right = tree.right
             times_g.append(right.id if isinstance(right, ast.Name) and right.id in names
                            else None)
-            right = _ReadSaved(set(names)).visit(right)
-            g_times.append(eval(f"lambda g, saved: {ast.unparse(right)}", formula_env.ENV))
+            right = read.visit(right)
+            g_times.append(eval(f"lambda g, saved: multiply_into(g, {ast.unparse(right)})",
+                                {**formula_env.ENV, "multiply_into": backend.multiply_into}))
+        elif isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.args and \
+                isinstance(tree.args[0], ast.Name) and tree.args[0].id == "g" and \
+                hasattr(getattr(formula_env, tree.func.id, None), "into"):
+            times_g.append(None)
+            call = read.visit(tree)
+            call.func = ast.Attribute(call.func, "into", ast.Load())
+            g_times.append(eval(f"lambda g, saved: {ast.unparse(call)}", formula_env.ENV))
         else:
             times_g.append(None)
             g_times.append(None)

@@ -546,6 +546,14 @@ def threshold_backward(g, result, threshold):
     return kept(g, ~(result <= threshold))  # (a NaN output passes g, as in PyTorch)
 
 
+def _threshold_backward_into(g, result, threshold):
+    """``threshold_backward`` written into g, whose memory the engine owns."""
+    return backend.keep_into(g, ~(result <= threshold))
+
+
+threshold_backward.into = _threshold_backward_into
+
+
 def leaky_relu_backward(g, self, negative_slope):
     """g where x > 0, g * slope elsewhere (recorded on Tensors as
     LeakyReluBackwardBackward0, as in PyTorch)."""
