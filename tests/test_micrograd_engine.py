@@ -570,6 +570,27 @@ def test_the_explainer_names_the_mistake_and_outlines_the_node():
     assert explain_value(neuron()[1], {}) is None
 
 
+def test_autograd_explain_speaks_after_a_cell_that_ran_a_faulty_values_backward():
+    """With ``%autograd_explain on``, ``b.backward()`` on a Value whose class
+    sets grads with ``=`` is followed by the mistake in words (the cell itself
+    runs); a correct Value's backward gets no word."""
+    from shell_support import close_shell, make_shell, run
+    ip = make_shell()
+    ip.run_line_magic("autograd_explain", "on")
+    try:
+        ip.user_ns.update(a=SetsGrads(3.0, label="a"), good=Value(2.0, label="good"))
+        result, _, outputs = run(ip, "b = a + a\nb.backward()\n")
+        texts = [o.data.get("text/plain", "") for o in outputs]
+        assert result.error_in_exec is None
+        assert any(OVERWRITES in t for t in texts), texts
+        a = ip.user_ns["a"]
+        assert a.grad == ip.user_ns["b"].grad  # the cell's own "=" left, as it ran
+        result, _, outputs = run(ip, "c = good * good + good\nc.backward()\n")
+        assert result.error_in_exec is None and outputs == []
+    finally:
+        close_shell(ip, ("a", "b", "c", "good"))
+
+
 # -- micrograd is read, never imported -------------------------------------------------------
 def test_micrograd_is_never_imported_by_the_kit(tmp_path):
     code = textwrap.dedent(inspect.getsource(Value)) + textwrap.dedent('''

@@ -307,27 +307,56 @@ def explain(err, names=None) -> Explanation | None:
     return None
 
 
-def explain_value(root, names=None) -> Explanation | None:
+def explain_value(root, names=None, fresh: bool = False) -> Explanation | None:
     """The classic mistakes in the backward code of a micrograd ``Value`` (``=``
     where ``+=`` belongs, a ``_backward`` never set, grads never reset), found by
     running its pass once and putting every grad back
     (:mod:`autograd_kit.viz.engines.micrograd`): the first mistake as the title,
     the others below, and the graph with the faulty node outlined.  None when
-    there is none, or when ``root`` is not a Value.  ``names``: a namespace."""
+    there is none, or when ``root`` is not a Value.  ``names``: a namespace.
+    ``fresh``: the pass starts from zero grads (after a cell whose backward()
+    already ran, the grads it left are not a mistake)."""
     from ..viz import access, labels
+    from ..viz.engines.micrograd import topo_order
     if not access.is_value(root):
         return None
     names = names if names is not None else _namespace()
     index = {id(v): k for k, v in reversed(list(names.items()))
              if isinstance(k, str) and not k.startswith("_")}
-    source = access.backward_pass(root)
-    sentences = source.notes(names=index)
+    held = [(v, v.grad) for v in topo_order(root)] if fresh else []
+    try:
+        for v, _g in held:
+            v.grad = 0.0
+        source = access.backward_pass(root)
+        sentences = source.notes(names=index)
+    finally:
+        for v, g in held:
+            v.grad = g
     if not sentences:
         return None
     first = source.mistakes[0]
     culprit = first.node if first.node is not None else first.value
     return Explanation(sentences[0], sentences[1:], root=root, culprit=culprit,
                        culprit_name=labels.value_name(culprit, index), names=names)
+
+
+def _values_backed(code: str) -> list:
+    """The micrograd Values (the learner's class or the package's) whose
+    ``.backward()`` the cell called by name: ``loss.backward()``."""
+    import ast
+    from ..viz import access
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names, roots = _namespace(), []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr == "backward" and isinstance(n.func.value, ast.Name):
+            value = names.get(n.func.value.id)
+            if access.is_value(value) and all(value is not r for r in roots):
+                roots.append(value)
+    return roots
 
 
 # -- the hooks ------------------------------------------------------------------------
@@ -390,6 +419,9 @@ def after_cell(result) -> None:
         with language(_state["lang"]) if _state["lang"] else nullcontext():
             cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
             found = silent.after(_namespace(), [cell] + _history())
+            if err is None:  # a learner's micrograd Value whose backward() just ran
+                found += [exp for exp in (explain_value(v, fresh=True)
+                                          for v in _values_backed(cell)) if exp is not None]
             if isinstance(err, ERRORS) or culprits.mixed_engines(err):
                 found = [exp for exp in [explain(err)] if exp is not None]
             from IPython.display import display

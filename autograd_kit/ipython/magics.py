@@ -319,8 +319,10 @@ class AutogradMagics(Magics):
         how to fix it) and a picture of the graph with the culprit outlined in
         red.  The error is still raised: the cell fails as before.  A cell that
         reads a non-leaf's ``.grad``, or whose loop keeps adding gradients up
-        without ``zero_grad()``, gets a word too.  Without an argument, says
-        whether it is on.
+        without ``zero_grad()``, gets a word too, and so does one that called
+        ``.backward()`` on a micrograd ``Value`` whose backward code has a
+        lecture mistake (``=`` for ``+=``, a ``_backward`` never set).  Without
+        an argument, says whether it is on.
 
         ``%autograd_explain on --lang ru`` (or ``zh``, ``en``) explains in that
         language from now on, whatever the notebook's language; ``--lang``
