@@ -1315,8 +1315,10 @@ def grade(exercise: str, namespace: dict, *, graded: bool = False) -> None:
         if hint:
             line += ("" if line.endswith("。") else " ") + _("Hint: {hint}").format(hint=hint)
         return _say_graded(line, False, graded)
-    _say_graded(_("{title}: correct.").format(title=title) + (f" {why}" if why else ""), True,
-                graded)
+    line = _("{title}: correct.").format(title=title)
+    if why:  # (no space after a Chinese full stop)
+        line += ("" if line.endswith("。") else " ") + why
+    _say_graded(line, True, graded)
 
 
 def ready(exercise: str, namespace: dict) -> None:
@@ -1482,3 +1484,16 @@ from .exercise_checks_recorder import TEXT as _L15_TEXT  # noqa: E402
 _EXERCISES.update(_L15_EXERCISES)
 _TEXT.update(_L15_TEXT)
 # --- end of lesson 15 ----------------------------------------------------------------------
+
+
+# --- lessons 16 (broadcasting and matmul backward) and 17 (NaN traps) ------------------------
+from .exercise_checks_broadcasting import EXERCISES as _L16_EXERCISES  # noqa: E402
+from .exercise_checks_broadcasting import TEXT as _L16_TEXT  # noqa: E402
+from .exercise_checks_nan_traps import EXERCISES as _L17_EXERCISES  # noqa: E402
+from .exercise_checks_nan_traps import TEXT as _L17_TEXT  # noqa: E402
+
+_EXERCISES.update(_L16_EXERCISES)
+_TEXT.update(_L16_TEXT)
+_EXERCISES.update(_L17_EXERCISES)
+_TEXT.update(_L17_TEXT)
+# --- end of lessons 16 and 17 ----------------------------------------------------------------
