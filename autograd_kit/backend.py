@@ -399,6 +399,17 @@ def multiply_into(a, b):
         return a * b
 
 
+def full_like(a, value):
+    """An array like ``a`` filled with ``value``, written as a cast writes it: a
+    number too big for a float16 becomes inf without numpy's overflow warning
+    (PyTorch's ``fill_`` says nothing either)."""
+    xp = xp_of(a)
+    if xp is np:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.full_like(a, value)
+    return xp.full_like(a, value)
+
+
 def keep_into(a, mask):
     """``a`` where ``mask``, else 0, written into ``a`` (the caller owns it).
 

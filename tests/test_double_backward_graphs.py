@@ -247,8 +247,6 @@ _SCATTER = ("PyTorch scatters g into zeros at the chosen indices (ScatterBackwar
             "has no scatter op and chooses with where (WhereBackward0) or indexing")
 _PROD = ("with a zero factor PyTorch multiplies exclusive running products (CumprodBackward0, "
          "CatBackward0, FlipBackward0); the kit multiplies rows with a 1 in place (ProdBackward1)")
-_ATAN2 = ("PyTorch's atan2_backward shares one reciprocal between both gradients; the kit's "
-          "table has one formula per input, each with its own division")
 _TRACE = ("PyTorch's trace_backward fills the diagonal of a flat zero tensor "
           "(IndexFillBackward1, ViewBackward0); the kit has no index_fill")
 _KERNEL = "PyTorch records the op's backward kernel as one node ({}); the kit composes {}"
@@ -259,7 +257,6 @@ STILL_DIFFERENT: dict[str, str] = {
     **{case: _SCATTER for case in ("max-dim", "max-dim-keepdim", "min-dim", "min-dim-keepdim",
                                    "median-dim", "sort", "op-max-dim", "op-sort")},
     "prod-all-with-a-zero": _PROD, "prod-dim-with-a-zero": _PROD,
-    "atan2-broadcast": _ATAN2, "op-atan2": _ATAN2,
     "trace-rectangular": _TRACE, "op-trace": _TRACE,
     "op-binary-cross-entropy": ("the target's gradient: PyTorch's is -logit(x) g "
                                 "(LogitBackward0), an op the kit does not have"),

@@ -188,3 +188,32 @@ def test_numbers_fill_and_same_shapes_copy():
     scalar[...] = 2.0
     assert scalar.grad_fn.name() == "torch::autograd::CopyBackwards"
     assert np.isclose(scalar.item(), 2.0)
+
+
+FILLS = ["lib.zeros(4, 3).sum_to_size(3)", "lib.zeros(4, 3).sum_to_size(1, 3)",
+         "lib.zeros(4, 3).sum_to_size((1, 3))", "lib.zeros(4, 3).sum_to_size(2)",
+         "lib.zeros(4, 3).sum_to_size(4, 3, 1)",
+         "lib.zeros(3, dtype=lib.float16).masked_fill(lib.tensor(True), lib.tensor(1e6))",
+         "lib.zeros(3, dtype=lib.int64).masked_fill(lib.tensor(True), lib.tensor(7))",
+         "lib.zeros(3, dtype=lib.float16).fill_(lib.tensor(1e6))",
+         "lib.atan2(lib.tensor([3, 200], dtype=lib.uint8), lib.tensor(-63))"]
+
+
+def _fill_outcome(lib, code):
+    def run():
+        out = eval(code, {"lib": lib})  # noqa: S307 - the case's own text
+        return list(out.shape), str(out.dtype), out.tolist()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = _outcome(run)
+    return result, [str(w.message) for w in seen]
+
+
+@pytest.mark.parametrize("code", FILLS)
+def test_sizes_fills_and_integer_atan2_as_in_pytorch(code):
+    """sum_to_size takes sizes as arguments too; a fill value that overflows is
+    refused by masked_fill and written as inf by fill_, with no numpy warning;
+    atan2 of integers converts each to a float on its own (a negative int64 beside
+    a uint8 stays negative)."""
+    torch = pytest.importorskip("torch")
+    assert _fill_outcome(ak, code) == _fill_outcome(torch, code)

@@ -69,7 +69,7 @@ METHODS = {
     "amax": reduce.amax, "amin": reduce.amin, "var": reduce.var, "std": reduce.std,
     "softmax": reduce.softmax, "log_softmax": reduce.log_softmax,
     "logsumexp": reduce.logsumexp, "prod": reduce.prod, "norm": reduce.norm,
-    "maximum": reduce.maximum, "minimum": reduce.minimum, "sum_to_size": reduce.sum_to,
+    "maximum": reduce.maximum, "minimum": reduce.minimum, "sum_to_size": reduce.sum_to_size,
     # shapes and indexing
     "reshape": shape.reshape, "view": shape.view, "flatten": shape.flatten,
     "transpose": shape.transpose, "t": shape.t, "permute": shape.permute, "flip": shape.flip,

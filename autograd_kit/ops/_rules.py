@@ -180,13 +180,17 @@ def _fit(grad, shape, dtype):
     return grad
 
 
-def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
+def rule(name: str, saves: str = "", variadic: str | None = None, *,
+         common: str | None = None, **formulas):
     """Declare a node class ``name`` whose gradients are the given formula strings.
 
     ``saves`` names what forward keeps (inputs, ``result``, or plain attributes such
     as ``dim``); each keyword names one input, in order, with its formula in ``g``.
     ``variadic`` is one formula returning the gradients of all inputs at once (for
-    ``cat`` and ``stack``, which take any number of tensors).
+    ``cat`` and ``stack``, which take any number of tensors).  ``common`` is one
+    assignment, ``"name = expression"``, computed once before the formulas that
+    use ``name`` (PyTorch's ``atan2_backward`` shares one reciprocal between its
+    two gradients, and so does the graph ``create_graph=True`` records).
     """
     from . import formula_env
     names = saves.split()
@@ -194,15 +198,23 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     words = lambda text: set(_IDENTIFIER.findall(text)) & set(names)  # noqa: E731
     all_at_once = eval(f"lambda {params}: {variadic}", formula_env.ENV) if variadic else None
     times_g, g_times = _products_of_g(formulas.values(), names)
+    shown = dict(formulas)
+    uses = [frozenset(words(text)) for text in formulas.values()]
+    if common is not None:
+        shared, expression = (part.strip() for part in common.split("=", 1))
+        for i, (key, text) in enumerate(formulas.items()):
+            if shared in _IDENTIFIER.findall(text):  # (shown with the expression in place)
+                shown[key] = re.sub(rf"\b{shared}\b", expression, text)
+                uses[i] = uses[i] | words(expression)
     attrs = {
         "__slots__": (),
-        "formula_text": dict(formulas) if variadic is None else {"*inputs": variadic},
+        "formula_text": shown if variadic is None else {"*inputs": variadic},
         "input_names": tuple(formulas),
         "n_inputs": len(formulas),
         "variadic": staticmethod(all_at_once) if variadic else None,
         "gradients": staticmethod(_all_gradients(all_at_once) if variadic else
-                                  _gradients_function(formulas.values(), names)),
-        "uses": tuple(frozenset(words(text)) for text in formulas.values()),
+                                  _gradients_function(formulas.values(), names, common)),
+        "uses": tuple(uses),
         "saves_all": tuple(names),
         "_keep": {},
         "times_g": times_g,  # per input: X when the formula is just "g * X"
@@ -213,7 +225,7 @@ def rule(name: str, saves: str = "", variadic: str | None = None, **formulas):
     return cls
 
 
-def _gradients_function(texts, names):
+def _gradients_function(texts, names, common=None):
     """Compile a rule's formulas into one function ``gradients(g, need, saved)``
     returning ``(formula0 if need[0] else None, ...)``, where each saved name
     in a formula reads ``saved["name"]`` (a dict lookup is cheaper than
@@ -225,6 +237,9 @@ def _gradients_function(texts, names):
     node reads it -- the order a hand-written backward uses."""
     from . import formula_env
     lines = ["def gradients(g, need, saved):"]
+    read = _ReadSaved(set(names))
+    if common is not None:  # ("name = expression", once for every formula)
+        lines.append("    " + ast.unparse(read.visit(ast.parse(common.strip()))))
     for i, text in reversed(list(enumerate(texts))):
         tree = _ReadSaved(set(names)).visit(ast.parse(text.strip(), mode="eval"))
         lines.append(f"    r{i} = ({ast.unparse(tree)}) if need[{i}] else None")

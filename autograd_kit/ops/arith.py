@@ -201,9 +201,10 @@ def atan2(a, other):
         raise backend.NotAnOperand(f"atan2(): argument 'other' must be Tensor, not "
                                    f"{type(other).__name__}")
     a_, b_, da, db = as_tensor_pair(a, other)
-    if da.dtype.kind not in "fc":
-        dt = backend.get_default_dtype().np
-        da, db = da.astype(dt), db.astype(dt)
+    if da.dtype.kind not in "fc":  # integers: each becomes a float on its own, as in
+        dt = backend.get_default_dtype().np  # PyTorch (not through their common integer
+        da, db = as_tensor_pair(Tensor._make(a_._data.astype(dt)),  # type: -63 stays
+                                Tensor._make(b_._data.astype(dt)))[2:]  # -63 beside uint8)
     try:
         out = backend.xp_of(da).arctan2(da, db)
     except ValueError:
@@ -512,10 +513,9 @@ DivBackward2 = rule("DivBackward2", "rounding_mode", self="zeros_like(g)",
 RemainderBackward0 = rule("RemainderBackward0", "", self="g")
 RemainderBackward1 = rule("RemainderBackward1", "self other",
                           self="g", other="-g * floor_divide(self, other)")
-Atan2Backward0 = rule("Atan2Backward0", "self other",
-                      self="g * div_or_zero(other, self * self + other * other)",
-                      other="g * div_or_zero(-self, self * self + other * other)")
-# (at (0, 0) atan2 has no derivative: PyTorch gives 0 there, as div_or_zero does)
+Atan2Backward0 = rule("Atan2Backward0", "self other", common="recip = atan2_recip(self, other)",
+                      self="g * other * recip", other="g * -self * recip")
+# (at (0, 0) atan2 has no derivative: PyTorch gives 0 there, as atan2_recip does)
 # PyTorch defines no derivative for ``//`` (nor for ``number % t``): the node is
 # there, and its backward says so.
 FloorDivideNotImplemented = rule("NotImplemented", "op", self="not_implemented(op)",

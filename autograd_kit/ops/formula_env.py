@@ -316,6 +316,18 @@ def div_or_zero(a, b):
     return where(b == 0, 0.0, a / b)
 
 
+def atan2_recip(self, other):
+    """1 / (self² + other²), shared by both gradients of atan2, and 0 where both
+    are 0 (atan2 has no derivative at the origin; PyTorch gives 0 there).  On
+    Tensors PyTorch's graph: ReciprocalBackward0 under MaskedFillBackward0."""
+    denominator = self * self + other * other
+    if _is_tensor(denominator):
+        recip = denominator.reciprocal()
+    else:
+        recip = 1 / denominator
+    return masked_fill(recip, _raw(denominator) == 0, 0)
+
+
 def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
     """d/dx of the p-norm r = (sum |x|^p)^(1/p):  sign(x) |x|^(p-1) / r^(p-1).
     p=2 gives x / r, p=1 gives sign(x); p=inf sends g to the largest |x| (shared
@@ -642,7 +654,8 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
-_WORDS = (cos, sin, exp, log, abs, sign, sgn, div_or_zero, norm_backward, clamp, where, expand,
+_WORDS = (cos, sin, exp, log, abs, sign, sgn, div_or_zero, norm_backward, atan2_recip, clamp,
+          where, expand,
           reshape, mT, transpose, t, permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
           expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,

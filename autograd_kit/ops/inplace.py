@@ -194,7 +194,7 @@ def _copy_shape_error(target, shape, into_view, data=None):
 def fill(old, value):
     """Out-of-place ``fill_``: every element becomes ``value`` (a number or a 0-d
     tensor, which then receives the sum of the gradient)."""
-    full = backend.xp_of(old._data).full_like
+    full = backend.full_like
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "

@@ -85,6 +85,21 @@ def sum_to(g, shape):
     return g.reshape(shape) if lead else g
 
 
+def sum_to_size(x, *size):
+    """``Tensor.sum_to_size(*size)``: x summed down to ``size`` (sizes as
+    arguments or one sequence), which x must be expandable from."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    shape = tuple(int(n) for n in shape)
+    have = tuple(x.shape)
+    fits = len(shape) <= len(have) and all(
+        n == m or n == 1 for n, m in zip(reversed(shape), reversed(have)))
+    if not fits:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
+    return sum_to(x, shape)
+
+
 def mean(x, dim=None, keepdim=False, dtype=None):
     """The average: the sum divided by the count N (N = 0 gives NaN, as in PyTorch)."""
     a = x._data

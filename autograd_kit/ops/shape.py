@@ -438,7 +438,7 @@ def fill_value(value, dtype):
                                "without overflow")
         return int(v) % (info.max + 1) if dtype.kind == "u" else int(v)
     if dtype.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and \
-            abs(value) > xp.finfo(dtype).max:
+            abs(value) > float(xp.finfo(dtype).max):
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dtype.name, 'float')}"
                            " without overflow")
     return value
@@ -458,8 +458,8 @@ def masked_fill(x, mask, value):
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         dv = value._data
-        if dx.dtype.kind in "iub" and dv.dtype.kind == "f":
-            fill_value(float(dv), dx.dtype)  # (refused if it does not fit)
+        if dx.dtype.kind in "iubf" and dv.dtype.kind in "iubf":
+            fill_value(dv.item(), dx.dtype)  # (refused if it does not fit, as in PyTorch)
         dv = dv.astype(dx.dtype)
     else:
         dv = xp.asarray(fill_value(value, dx.dtype)).astype(dx.dtype)
