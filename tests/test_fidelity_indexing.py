@@ -217,3 +217,18 @@ def test_sizes_fills_and_integer_atan2_as_in_pytorch(code):
     a uint8 stays negative)."""
     torch = pytest.importorskip("torch")
     assert _fill_outcome(ak, code) == _fill_outcome(torch, code)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_equal_zeros_keep_pytorchs_zero(op):
+    """Of 0.0 and -0.0, which compare equal, maximum and minimum keep the one
+    PyTorch keeps: a sqrt or log after them has an infinite slope of that sign."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        a = lib.tensor([0.0, -0.0, 1.0], requires_grad=True)
+        b = lib.tensor([-0.0, 0.0, 2.0], requires_grad=True)
+        out = getattr(lib, op)(a, b)
+        out.sqrt().sum().backward()
+        return np.signbit(out.detach().numpy()).tolist(), a.grad.tolist(), b.grad.tolist()
+    assert run(ak) == run(torch)

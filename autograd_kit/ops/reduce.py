@@ -194,15 +194,17 @@ def _two_tensors(name, other):
 def maximum(a, b):
     from .arith import _binary
     _two_tensors("maximum", b)
-    return _binary(MaximumBackward0, lambda p, q: backend.xp_of(p).maximum(p, q), a, b,
+    # (arguments swapped: of two equal elements, 0.0 and -0.0, PyTorch keeps the
+    # first and numpy the second; a sqrt or log after it sees which zero it is)
+    return _binary(MaximumBackward0, lambda p, q: backend.xp_of(p).maximum(q, p), a, b,
                    ("self", "other"))
 
 
 def minimum(a, b):
     from .arith import _binary
     _two_tensors("minimum", b)
-    return _binary(MinimumBackward0, lambda p, q: backend.xp_of(p).minimum(p, q), a, b,
-                   ("self", "other"))
+    return _binary(MinimumBackward0, lambda p, q: backend.xp_of(p).minimum(q, p), a, b,
+                   ("self", "other"))  # (swapped, as in maximum)
 
 
 def _given(dim):
