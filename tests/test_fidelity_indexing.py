@@ -1,6 +1,8 @@
 """Indexing and writing through a key, as PyTorch does it -- checked against
 PyTorch over a grid of keys, values and dtypes, and by identities that need no
-oracle.
+oracle -- and, at the end, the value edges that a run of the fuzzer per op
+family found next to them (fills that overflow, integer atan2, signed zeros of
+maximum and minimum, a norm's gradient at zero).
 
 What the grid found, by class: a key mixing ints or Nones with tensor indices
 is PyTorch's views first, then the index (``x[0, :, [0, 1]]`` has shape
@@ -231,4 +233,17 @@ def test_equal_zeros_keep_pytorchs_zero(op):
         out = getattr(lib, op)(a, b)
         out.sqrt().sum().backward()
         return np.signbit(out.detach().numpy()).tolist(), a.grad.tolist(), b.grad.tolist()
+    assert run(ak) == run(torch)
+
+
+@pytest.mark.parametrize("upstream", [float("nan"), float("inf"), 1.0])
+def test_a_norm_at_the_zero_vector_passes_on_a_non_finite_gradient(upstream):
+    """PyTorch's 2-norm backward at a zero norm is g * 0: NaN when g is NaN or
+    inf (a NaN upstream must not turn into a clean 0), 0 otherwise."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
+        x.norm(dim=1).backward(lib.tensor([upstream, upstream]))
+        return str(x.grad.tolist())
     assert run(ak) == run(torch)

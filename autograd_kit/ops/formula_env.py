@@ -336,8 +336,11 @@ def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
         return zeros_like(self)
     if ord == 1:
         return sgn(self) * g
-    if ord == 2:  # (on arrays g / r first: one division of the small reduced array)
-        return g * div_or_zero(self, result) if _is_tensor(g) else self * div_or_zero(g, result)
+    if ord == 2:  # (on arrays g / r first: one division of the small reduced array;
+        if _is_tensor(g):  # at a zero norm PyTorch's g * 0, NaN for an inf or NaN g)
+            return g * div_or_zero(self, result)
+        share = div_or_zero(g, result)
+        return self * _xp(share).where(result == 0, g * 0, share)
     if ord in (float("inf"), float("-inf")):
         s, r = _raw(self), _raw(result)
         xp = _xp(s)
