@@ -545,6 +545,10 @@ CASES: dict[str, list[Case]] = {
         C("log", positive((2, 3)), lambda x: ak.log(x)),
         C("log_-inplace", positive((2, 3)), lambda x: cloned(x).log_()),
     ],
+    "LogitBackward0": [
+        C("logit", uniform(0.05, 0.95, (2, 3)), lambda x: ak.logit(x)),
+        C("logit-eps", uniform(0.2, 0.8, (2, 3)), lambda x: x.logit(0.1)),
+    ],
     "SinBackward0": [
         C("sin", normal((2, 3)), lambda x: x.sin()),
         C("sin_-inplace", normal((2, 3)), lambda x: cloned(x).sin_()),

@@ -258,8 +258,6 @@ STILL_DIFFERENT: dict[str, str] = {
                                    "median-dim", "sort", "op-max-dim", "op-sort")},
     "prod-all-with-a-zero": _PROD, "prod-dim-with-a-zero": _PROD,
     "trace-rectangular": _TRACE, "op-trace": _TRACE,
-    "op-binary-cross-entropy": ("the target's gradient: PyTorch's is -logit(x) g "
-                                "(LogitBackward0), an op the kit does not have"),
     "op-conv2d": _KERNEL.format("ConvolutionBackwardBackward0, three outputs",
                                 "im2col, bmm and col2im"),
     "op-max-pool2d": _KERNEL.format("MaxPool2DWithIndicesBackwardBackward0", "col2im"),

@@ -58,7 +58,7 @@ METHODS = {
     "__abs__": unary.abs,
     "__pos__": unary.positive,
     # elementwise
-    "exp": unary.exp, "log": unary.log, "sin": unary.sin, "cos": unary.cos,
+    "exp": unary.exp, "log": unary.log, "logit": unary.logit, "sin": unary.sin, "cos": unary.cos,
     "tanh": unary.tanh, "sigmoid": unary.sigmoid, "relu": unary.relu, "sqrt": unary.sqrt,
     "rsqrt": unary.rsqrt, "abs": unary.abs, "reciprocal": unary.reciprocal,
     "square": unary.square, "clamp": unary.clamp, "clip": unary.clamp,

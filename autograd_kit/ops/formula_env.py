@@ -300,6 +300,24 @@ def inside(self, lo, hi):
     return _like(self, mask)
 
 
+def logit_backward(g, self, eps):
+    """g / (x (1 - x)) where the input was used as it is: inside [eps, 1 - eps]
+    (0 outside, where logit clamped it), or inside [0, 1] without eps (NaN
+    outside, where logit itself is NaN) -- PyTorch's formula, the same on Tensors."""
+    lo, hi, other = (0.0, 1.0, math.nan) if eps is None else (eps, 1.0 - eps, 0.0)
+    one = 1 if eps is None or not _is_tensor(self) else \
+        _like(self, _xp(_raw(self)).ones_like(_raw(self)))  # (PyTorch: a tensor of 1s here)
+    return where(inside(self, lo, hi), g / (self * (one - self)), other)
+
+
+def logit(x):
+    """log(x / (1 - x)) (recorded as LogitBackward0 on Tensors)."""
+    if _is_tensor(x):
+        from .unary import logit as recorded
+        return recorded(x)
+    return _xp(x).log(x / (1 - x))
+
+
 def clamp_grad(g, self, lo, hi):
     """g where lo <= x <= hi, else 0: a choice, so an infinite g cannot leak in."""
     mask = inside(self, lo, hi)
@@ -657,7 +675,8 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
-_WORDS = (cos, sin, exp, log, abs, sign, sgn, div_or_zero, norm_backward, atan2_recip, clamp,
+_WORDS = (cos, sin, exp, log, logit, logit_backward, abs, sign, sgn, div_or_zero, norm_backward,
+          atan2_recip, clamp,
           where, expand,
           reshape, mT, transpose, t, permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,

@@ -203,8 +203,9 @@ def bce_backward(g, self, target, reduction, weight):
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target reduction weight",
     self="bce_backward(g, self, target, reduction, weight)",
-    target="weighted(g * (log(1 - self) - log(self)) * scale_for(reduction, self, target),"
-           " weight)")
+    target="per_element(weighted(-logit(self) * g, weight), reduction, self, target)")
+# (the target's gradient as PyTorch computes it: -logit(x) g, times the weight,
+# divided by N for a mean: LogitBackward0, NegBackward0, ... DivBackward1)
 BinaryCrossEntropyBackwardBackward0 = rule(
     "BinaryCrossEntropyBackwardBackward0", "grad_output self target weight reduction",
     grad_output="weighted((self - target) / ((self + 1e-12) * (1 - self + 1e-12))"

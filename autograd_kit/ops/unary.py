@@ -32,6 +32,17 @@ def log(x):
     return record(LogBackward0, _xp(x).log(_float(x)), (x,), self=x)
 
 
+def logit(x, eps=None):
+    """log(x / (1 - x)), the inverse of sigmoid; with ``eps``, x is first
+    clamped to [eps, 1 - eps] (and the gradient is 0 outside)."""
+    a = _float(x)
+    if eps is not None:
+        a = _xp(x).clip(a, eps, 1 - eps)
+    xp = _xp(x)
+    return record(LogitBackward0, xp.log(a / (1 - a)), (x,), self=x,
+                  eps=None if eps is None else float(eps))
+
+
 def sin(x):
     return record(SinBackward0, _xp(x).sin(_float(x)), (x,), self=x)
 
@@ -256,6 +267,7 @@ def gelu(x, approximate="none"):
 # Backward formulas: g is the gradient of the output; one formula per input.
 ExpBackward0 = rule("ExpBackward0", "result", self="g * result")
 LogBackward0 = rule("LogBackward0", "self", self="g / self")
+LogitBackward0 = rule("LogitBackward0", "self eps", self="logit_backward(g, self, eps)")
 SinBackward0 = rule("SinBackward0", "self", self="g * cos(self)")
 CosBackward0 = rule("CosBackward0", "self", self="g * -sin(self)")
 TanhBackward0 = rule("TanhBackward0", "result", self="tanh_backward(g, result)")
