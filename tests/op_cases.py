@@ -545,6 +545,15 @@ CASES: dict[str, list[Case]] = {
         C("log", positive((2, 3)), lambda x: ak.log(x)),
         C("log_-inplace", positive((2, 3)), lambda x: cloned(x).log_()),
     ],
+    "IndexFillBackward0": [
+        C("index_fill", normal((3, 4)), lambda x: x.index_fill(1, ak.tensor([0, 2, 0]), -1.5)),
+        C("index_fill_-inplace", normal((3, 4)),
+          lambda x: cloned(x).index_fill_(0, ak.tensor(1), 2.0)),
+    ],
+    "IndexFillBackward1": [
+        C("index_fill-tensor", normal((3, 4), ()),
+          lambda x, v: x.index_fill(1, ak.tensor([3, 1, 3]), v)),
+    ],
     "LogitBackward0": [
         C("logit", uniform(0.05, 0.95, (2, 3)), lambda x: ak.logit(x)),
         C("logit-eps", uniform(0.2, 0.8, (2, 3)), lambda x: x.logit(0.1)),

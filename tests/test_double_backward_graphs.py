@@ -247,8 +247,6 @@ _SCATTER = ("PyTorch scatters g into zeros at the chosen indices (ScatterBackwar
             "has no scatter op and chooses with where (WhereBackward0) or indexing")
 _PROD = ("with a zero factor PyTorch multiplies exclusive running products (CumprodBackward0, "
          "CatBackward0, FlipBackward0); the kit multiplies rows with a 1 in place (ProdBackward1)")
-_TRACE = ("PyTorch's trace_backward fills the diagonal of a flat zero tensor "
-          "(IndexFillBackward1, ViewBackward0); the kit has no index_fill")
 _KERNEL = "PyTorch records the op's backward kernel as one node ({}); the kit composes {}"
 STILL_DIFFERENT: dict[str, str] = {
     **{case: _CLONE for case in ("mul_-inplace", "div_-inplace", "pow_-inplace", "log_-inplace",
@@ -257,7 +255,6 @@ STILL_DIFFERENT: dict[str, str] = {
     **{case: _SCATTER for case in ("max-dim", "max-dim-keepdim", "min-dim", "min-dim-keepdim",
                                    "median-dim", "sort", "op-max-dim", "op-sort")},
     "prod-all-with-a-zero": _PROD, "prod-dim-with-a-zero": _PROD,
-    "trace-rectangular": _TRACE, "op-trace": _TRACE,
     "op-conv2d": _KERNEL.format("ConvolutionBackwardBackward0, three outputs",
                                 "im2col, bmm and col2im"),
     "op-max-pool2d": _KERNEL.format("MaxPool2DWithIndicesBackwardBackward0", "col2im"),

@@ -198,7 +198,16 @@ FILLS = ["lib.zeros(4, 3).sum_to_size(3)", "lib.zeros(4, 3).sum_to_size(1, 3)",
          "lib.zeros(3, dtype=lib.float16).masked_fill(lib.tensor(True), lib.tensor(1e6))",
          "lib.zeros(3, dtype=lib.int64).masked_fill(lib.tensor(True), lib.tensor(7))",
          "lib.zeros(3, dtype=lib.float16).fill_(lib.tensor(1e6))",
-         "lib.atan2(lib.tensor([3, 200], dtype=lib.uint8), lib.tensor(-63))"]
+         "lib.atan2(lib.tensor([3, 200], dtype=lib.uint8), lib.tensor(-63))",
+         "lib.ones(2, 3).index_fill(1, lib.tensor([0, 2, 0]), 5.0)",
+         "lib.ones(2, 3).index_fill(-1, lib.tensor(1), lib.tensor(7.0))",
+         "lib.ones(2, 3, dtype=lib.int64).index_fill(1, lib.tensor([1]), 2.7)",
+         "lib.ones(2, 3).index_fill(1, lib.tensor([0.0]), 5.0)",
+         "lib.ones(2, 3).index_fill(1, lib.tensor([[0, 2]]), 5.0)",
+         "lib.ones(2, 3).index_fill(1, lib.tensor([5]), 5.0)",
+         "lib.ones(2, 3).index_fill(3, lib.tensor([0]), 5.0)",
+         "lib.ones(2, 3).index_fill(1, lib.tensor([0]), lib.tensor([1.0, 2.0]))",
+         "lib.zeros(2, 3).index_fill_(0, lib.tensor([1]), -2.0)"]
 
 
 def _fill_outcome(lib, code):

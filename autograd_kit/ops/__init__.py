@@ -82,7 +82,7 @@ METHODS = {
     "reshape_as": lambda self, o: shape.reshape(self, *o.shape),
     "expand_as": lambda self, o: shape.expand(self, tuple(o.shape)),
     "where": lambda self, cond, other: shape.where(cond, self, other),
-    "masked_fill": shape.masked_fill,
+    "masked_fill": shape.masked_fill, "index_fill": indexing.index_fill,
     # comparisons and logic (no gradient)
     "eq": compare.eq, "ne": compare.ne, "lt": compare.lt, "le": compare.le,
     "gt": compare.gt, "ge": compare.ge, "__eq__": compare.eq, "__ne__": compare.ne,
@@ -131,6 +131,8 @@ METHODS = {
     "zero_": lambda self: inplace.inplace(self, inplace.zero),
     "masked_fill_": lambda self, mask, value: inplace.inplace(
         self, lambda old: shape.masked_fill(old, mask, value)),
+    "index_fill_": lambda self, dim, index, value: inplace.inplace(
+        self, lambda old: indexing.index_fill(old, dim, index, value)),
     "__iadd__": _operator(_ip(arith.add, "add")),
     "__isub__": _operator(_ip(arith.sub, "subtract")),
     "__imul__": _operator(_ip(arith.mul, "multiply")),

@@ -119,8 +119,7 @@ DiagonalBackward0 = rule("DiagonalBackward0", "offset dim1 dim2 self_sym_sizes",
 DiagonalBackwardBackward0 = rule("DiagonalBackwardBackward0", "offset dim1 dim2",
                                  grad_output="diagonal_of(g, offset, dim1, dim2)")
 TraceBackward0 = rule("TraceBackward0", "self_sym_sizes",
-                      self="diagonal_backward(expand(g, (min(self_sym_sizes),)), self_sym_sizes,"
-                           " 0, 0, 1)")
+                      self="trace_backward(g, self_sym_sizes)")
 DiagEmbedBackward0 = rule("DiagEmbedBackward0", "offset", self="diagonal_of(g, offset)")
 TrilBackward0 = rule("TrilBackward0", "diagonal", self="triangle(g, 'tril', diagonal)")
 TriuBackward0 = rule("TriuBackward0", "diagonal", self="triangle(g, 'triu', diagonal)")

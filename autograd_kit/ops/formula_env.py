@@ -300,6 +300,41 @@ def inside(self, lo, hi):
     return _like(self, mask)
 
 
+def index_fill_of(g, dim, index):
+    """g with 0 in the slices along ``dim`` that ``index`` names (what they held
+    was overwritten by the fill): PyTorch's ``g.index_fill(dim, index, 0)``."""
+    if _is_tensor(g):
+        from .indexing import index_fill
+        return index_fill(g, dim, index, 0)
+    out = g.copy()
+    out[(slice(None),) * dim + (_raw(index).reshape(-1),) if g.ndim else ()] = 0
+    return out
+
+
+def select_indices(g, dim, index):
+    """The slices of g along ``dim`` at ``index``, each named index once (the
+    value of an index fill went into each of them once)."""
+    xp = _xp(_raw(index))
+    key = (slice(None),) * dim + (xp.unique(_raw(index).reshape(-1)),) if g.ndim else ()
+    return g[key]
+
+
+def trace_backward(g, sizes):
+    """The gradient of a trace: g on the main diagonal of a zero matrix of
+    ``sizes``.  PyTorch's way: an index fill of a flat zero tensor at every
+    (m + 1)-th element, viewed as the matrix (IndexFillBackward1, ViewBackward0)."""
+    n, m = sizes
+    if _is_tensor(g):
+        from .creation import arange, zeros
+        from .indexing import index_fill
+        flat = zeros(n * m, dtype=g.dtype, device=g.device)
+        return index_fill(flat, 0, arange(0, n * m, m + 1, device=g.device), g).view(n, m)
+    xp = _xp(g)
+    flat = xp.zeros(n * m, dtype=g.dtype)
+    flat[::m + 1] = g
+    return flat.reshape(n, m)
+
+
 def logit_backward(g, self, eps):
     """g / (x (1 - x)) where the input was used as it is: inside [eps, 1 - eps]
     (0 outside, where logit clamped it), or inside [0, 1] without eps (NaN
@@ -675,7 +710,8 @@ def inverse_permutation(dims):
     return tuple(inv)
 
 
-_WORDS = (cos, sin, exp, log, logit, logit_backward, abs, sign, sgn, div_or_zero, norm_backward,
+_WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indices,
+          trace_backward, abs, sign, sgn, div_or_zero, norm_backward,
           atan2_recip, clamp,
           where, expand,
           reshape, mT, transpose, t, permute, flip,

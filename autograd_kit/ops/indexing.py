@@ -196,6 +196,34 @@ def _slice(x, dim, s):
                  end=end, step=step, self_sym_sizes=x._data.shape)
 
 
+def index_fill(x, dim, index, value):
+    """x with ``value`` written in every slice along ``dim`` that ``index`` names
+    (a number, or a 0-d tensor, which then receives the sum of those slices'
+    gradients: IndexFillBackward1; a number: IndexFillBackward0)."""
+    from .shape import fill_value
+    dim = wrap_dim(dim, builtins.max(x.ndim, 1))
+    idx = index._data if isinstance(index, Tensor) else backend.make_array(index)
+    if idx.dtype != backend.int64.np:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    n = x.shape[dim] if x.ndim else 1
+    bad = next((int(i) for i in backend.to_host(idx).reshape(-1) if not -n <= i < n), None)
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+    a = x._data
+    key = (slice(None),) * dim + (idx.reshape(-1),) if x.ndim else ()
+    out = a.copy()
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        out[key] = backend.xp_of(a).asarray(value._data).astype(a.dtype)
+        return record(IndexFillBackward1, out, (x, value), dim=dim, index=Tensor._make(idx))
+    out[key] = fill_value(value, a.dtype)
+    return record(IndexFillBackward0, out, (x,), dim=dim, index=Tensor._make(idx))
+
+
 def narrow(x, dim, start, length):
     """``length`` elements along ``dim`` from ``start`` (negative: from the end), as a view."""
     if x.ndim == 0:
@@ -414,6 +442,11 @@ SliceBackward0 = rule("SliceBackward0", "dim start end step self_sym_sizes",
 IndexBackward0 = rule("IndexBackward0", "indices self_sym_sizes",
                       self="index_backward(g, self_sym_sizes, indices)")
 IndexBackward0._frees = ("indices",)
+IndexFillBackward0 = rule("IndexFillBackward0", "dim index",
+                          self="index_fill_of(g, dim, index)")
+IndexFillBackward1 = rule("IndexFillBackward1", "dim index",
+                          self="index_fill_of(g, dim, index)",
+                          value="sum(select_indices(g, dim, index))")
 IndexPutBackward0 = rule("IndexPutBackward0", "indices accumulate",
                          self="g if accumulate else zero_at(g, indices)", values="g[indices]")
 IndexPutBackward0._frees = ("indices",)

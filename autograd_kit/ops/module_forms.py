@@ -156,7 +156,7 @@ FUNCTIONS = {
     "median": ordering.median, "log1p": unary_more.log1p, "expm1": unary_more.expm1,
     "log2": unary_more.log2, "log10": unary_more.log10, "tan": unary_more.tan,
     "sinh": unary_more.sinh, "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
-    "sgn": unary_more.sgn, "logit": unary.logit,
+    "sgn": unary_more.sgn, "logit": unary.logit, "index_fill": indexing.index_fill,
 }
 
 
