@@ -286,6 +286,7 @@ MORE_CASES = {
     "TraceBackward0": [
         C("trace", normal((3, 3)), lambda x: ak.trace(x)),
         C("trace-rectangular", normal((2, 4)), lambda x: x.trace()),
+        C("trace-tall", normal((4, 2)), lambda x: x.trace()),
     ],
     "DiagonalBackwardBackward0": [
         C("diagonal-double-backward", normal((3, 3)),

@@ -324,14 +324,16 @@ def trace_backward(g, sizes):
     ``sizes``.  PyTorch's way: an index fill of a flat zero tensor at every
     (m + 1)-th element, viewed as the matrix (IndexFillBackward1, ViewBackward0)."""
     n, m = sizes
+    k = builtins.min(n, m)  # (the diagonal's length: every (m + 1)-th element, k of them)
     if _is_tensor(g):
         from .creation import arange, zeros
         from .indexing import index_fill
         flat = zeros(n * m, dtype=g.dtype, device=g.device)
-        return index_fill(flat, 0, arange(0, n * m, m + 1, device=g.device), g).view(n, m)
+        at = arange(0, k * (m + 1), m + 1, device=g.device)
+        return index_fill(flat, 0, at, g).view(n, m)
     xp = _xp(g)
     flat = xp.zeros(n * m, dtype=g.dtype)
-    flat[::m + 1] = g
+    flat[:k * (m + 1):m + 1] = g
     return flat.reshape(n, m)
 
 

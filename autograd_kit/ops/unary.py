@@ -109,7 +109,16 @@ def clamp(x, min=None, max=None):  # noqa: A002 - PyTorch's names
             dt = backend.promote(d.astype(dt, copy=False), backend.scalar_array(bound, d))
     if dt.kind in "iu" and d.dtype == dt:  # integer bounds in the tensor's type (wrapped)
         min, max = (None if v is None else backend.scalar_array(v, d) for v in (min, max))
-    out = _xp(x).clip(d, min, max).astype(dt, copy=False)
+    xp = _xp(x)
+    if hasattr(min, "_data") or hasattr(max, "_data"):
+        out = xp.clip(d, min, max)
+    else:  # max(x, min), then min(., max), the bound first: of two equal values (0.0 and
+        out = d  # -0.0) numpy keeps the second, PyTorch x's own
+        if min is not None:
+            out = xp.maximum(min, out)
+        if max is not None:
+            out = xp.minimum(max, out)
+    out = out.astype(dt, copy=False)
     return record(ClampBackward1, out, (x,), self=x, min=min, max=max)
 
 
