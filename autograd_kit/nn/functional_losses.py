@@ -20,8 +20,11 @@ def _check_reduction(reduction: str) -> None:
 
 def _cast_result(result_dtype, out_dtype) -> None:
     """A loss written into a tensor of ``out_dtype`` (the input's, or the
-    target's): PyTorch refuses a float result that an integer type would cut."""
-    if result_dtype.kind in "fc" and out_dtype.kind in "biu":
+    target's): PyTorch refuses the casts it never makes implicitly -- a float
+    into an integer (or bool), a complex into a real, a number into a bool."""
+    if (result_dtype.kind in "fc" and out_dtype.kind in "biu") or \
+            (result_dtype.kind == "c" and out_dtype.kind != "c") or \
+            (result_dtype.kind != "b" and out_dtype.kind == "b"):
         from ..tensor import scalar_type_name
         raise RuntimeError(f"result type {scalar_type_name(result_dtype)} can't be cast to the "
                            f"desired output type {scalar_type_name(out_dtype)}")
@@ -89,10 +92,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise NotImplementedError("autograd_kit does not support weight here")
     warn_size(input, target, stacklevel=3)
     _check_reduction(reduction)
-    _floats_only(input, target, "huber_cpu")
-    if input._data.dtype.kind != "f":  # (the result is written in the input's type)
-        from .. import backend
+    if input._data.dtype.kind != "f":  # (the result is written in the input's type:
+        from .. import backend  # PyTorch refuses a cast it cannot make before the kernel)
         _cast_result(backend.promote(input._data, target._data), input._data.dtype)
+    _floats_only(input, target, "huber_cpu")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _more.huber_loss(input, target, reduction, delta)
