@@ -43,7 +43,14 @@ def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reductio
     x, y, dx, dy = as_tensor_pair(input, target)
     xp = backend.xp_of(dx)
     log_weight = 1 if pos_weight is None else 1 + (pos_weight._data - 1) * dy
-    values = (1 - dy) * dx + log_weight * _softplus_neg(xp, dx)
+    # -log sigmoid(x) in the input's own type, as PyTorch computes it before the
+    # target's type joins (a float16 input: in float32, rounded to float16)
+    own = x._data if x._data.__class__ is dx.__class__ else dx
+    if own.dtype.kind == "f" and own.dtype.itemsize < 4:
+        log_sig = _softplus_neg(xp, own.astype(backend.float32.np)).astype(own.dtype)
+    else:
+        log_sig = _softplus_neg(xp, own)
+    values = (1 - dy) * dx + log_weight * log_sig
     if weight is not None:
         values = values * weight._data
     given = target._data.dtype if isinstance(target, Tensor) else dy.dtype
