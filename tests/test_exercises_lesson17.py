@@ -72,13 +72,17 @@ def test_a_missing_answer_is_open(capsys):
 
 
 # --- cheap wrong answers ----------------------------------------------------------------------
-class IgnoresUpstream(Function):
-    """A hand-written backward that forgets to multiply by g."""
+class _RightForward(Function):
+    """safe_sqrt's right values; each subclass gets its backward wrong."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
         return ak.where(x > 0, ak.where(x > 0, x, 1.0).sqrt(), 0.0)
+
+
+class IgnoresUpstream(_RightForward):
+    """A hand-written backward that forgets to multiply by g."""
 
     @staticmethod
     def backward(ctx, g):
@@ -86,13 +90,8 @@ class IgnoresUpstream(Function):
         return ak.where(x > 0, 0.5 / ak.where(x > 0, x, 1.0).sqrt(), 0.0)
 
 
-class WrongSlope(Function):
+class WrongSlope(_RightForward):
     """A hand-written backward with 1 / sqrt(x) instead of 1 / (2 sqrt(x))."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return ak.where(x > 0, ak.where(x > 0, x, 1.0).sqrt(), 0.0)
 
     @staticmethod
     def backward(ctx, g):

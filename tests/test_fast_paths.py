@@ -25,13 +25,18 @@ from autograd_kit.ops.formula_env import kept
 FLOATS = st.sampled_from([np.float16, np.float32, np.float64])
 
 
-@settings(max_examples=300, deadline=None)
-@given(data=st.data(), dtype=FLOATS)
-def test_kept_is_the_choice(data, dtype):
+def _gradient_and_mask(data, dtype):
+    """Any gradient (infinities and NaNs anywhere) of a drawn shape, and a mask."""
     shape = data.draw(st.sampled_from([(), (3,), (2, 3), (70, 70), (4, 33, 40)]))
     g = data.draw(hnp.arrays(dtype, shape, elements=st.floats(
         allow_nan=True, allow_infinity=True, width=np.finfo(dtype).bits)))
-    mask = data.draw(hnp.arrays(np.bool_, shape))
+    return g, data.draw(hnp.arrays(np.bool_, shape))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), dtype=FLOATS)
+def test_kept_is_the_choice(data, dtype):
+    g, mask = _gradient_and_mask(data, dtype)
     want = np.where(mask, g, dtype(0))
     got = kept(g, mask)
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -53,13 +58,10 @@ def test_kept_does_not_write_into_g_and_warns_of_nothing():
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), dtype=FLOATS)
 def test_keep_into_is_the_choice_written_into_g(data, dtype):
-    shape = data.draw(st.sampled_from([(), (3,), (2, 3), (70, 70), (4, 33, 40)]))
-    g = data.draw(hnp.arrays(dtype, shape, elements=st.floats(
-        allow_nan=True, allow_infinity=True, width=np.finfo(dtype).bits)))
-    mask = data.draw(hnp.arrays(np.bool_, shape))
+    g, mask = _gradient_and_mask(data, dtype)
     want = np.where(mask, g, dtype(0))
     got = backend.keep_into(g, mask)
-    assert got is g or not shape  # (written in place)
+    assert got is g or not g.shape  # (written in place)
     np.testing.assert_array_equal(got, want)
 
 
