@@ -638,3 +638,23 @@ def test_warnings_are_not_raised_by_normal_use():
         warnings.simplefilter("error")
         model = mlp(nn)
         F.mse_loss(model(ak.randn(4, 3)), ak.randn(4, 2)).backward()
+
+
+def test_linear_on_one_example_records_pytorchs_nodes():
+    """A 1-D input with a bias goes through addmm as one row, as in PyTorch:
+    ViewBackward0 over AddmmBackward0 (whose input edge is a view of x)."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        w = lib.arange(12.0).reshape(3, 4).requires_grad_()
+        b = lib.ones(3, requires_grad=True)
+        x = lib.arange(4.0).requires_grad_()
+        y = lib.nn.functional.linear(x, w, b)
+        names, stack = [], [(y.grad_fn, 0)]
+        while stack:
+            fn, depth = stack.pop()
+            names.append((depth, fn.name()))
+            stack.extend((n, depth + 1) for n, _ in reversed(fn.next_functions) if n is not None)
+        (y * lib.tensor([1.0, -2.0, 3.0])).sum().backward()
+        return names, y.tolist(), x.grad.tolist(), w.grad.tolist(), b.grad.tolist()
+    assert run(ak) == run(torch)

@@ -29,6 +29,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x Wᵀ + b.  Gradients: dW = gᵀ x, db = Σ_batch g, dx = g W."""
     if bias is not None and input.dim() == 2:
         return addmm(bias, input, weight.t())
+    if bias is not None and input.dim() == 1 and weight.dim() == 2:  # (PyTorch: one row
+        return addmm(bias, input.view(1, -1), weight.t()).view(-1)  # through addmm)
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 
