@@ -177,6 +177,14 @@ def _refused_to_differentiate(err: Exception) -> bool:
     return "does not require grad" in words or "does not have a grad_fn" in words
 
 
+def _shape_or_values(got, shape, wrong_shape: str, wrong_values: str) -> str:
+    """The last words on a wrong gradient: its shape, when that differs from its
+    input's (``wrong_shape`` names both), else its values."""
+    if got.shape != shape:
+        return _(wrong_shape).format(got=_dims(got.shape), want=_dims(shape))
+    return wrong_values
+
+
 def _dx_problem(got, want, x, w, g) -> str | None:
     if _close(got, want):
         return None
@@ -185,10 +193,9 @@ def _dx_problem(got, want, x, w, g) -> str | None:
                   "going back, that matrix must be transposed (it turns g's out columns back "
                   "into x's in columns). With in equal to out both fit the shapes, but only "
                   "one gives the right values")
-    if got.shape != x.shape:
-        return _("dx has shape {got}, but x has shape {want}: a gradient has the shape of "
-                 "the tensor it belongs to").format(got=_dims(got.shape), want=_dims(x.shape))
-    return N_("dx has the shape of x, but not the right values")
+    return _shape_or_values(got, x.shape, N_(
+        "dx has shape {got}, but x has shape {want}: a gradient has the shape of the tensor "
+        "it belongs to"), N_("dx has the shape of x, but not the right values"))
 
 
 def _dw_problem(got, want, w) -> str | None:
@@ -198,10 +205,9 @@ def _dw_problem(got, want, w) -> str | None:
         return N_("dw is the transpose of the weight's gradient, shaped (in, out): the layer "
                   "stores w as (out, in) and uses it transposed, so its gradient must come "
                   "out shaped (out, in), like w itself")
-    if got.shape != w.shape:
-        return _("dw has shape {got}, but w has shape {want}: a gradient has the shape of "
-                 "the tensor it belongs to").format(got=_dims(got.shape), want=_dims(w.shape))
-    return N_("dw has the shape of w, but not the right values")
+    return _shape_or_values(got, w.shape, N_(
+        "dw has shape {got}, but w has shape {want}: a gradient has the shape of the tensor "
+        "it belongs to"), N_("dw has the shape of w, but not the right values"))
 
 
 def _db_problem(got, want, b, g) -> str | None:
@@ -215,10 +221,9 @@ def _db_problem(got, want, b, g) -> str | None:
     if n > 1 and got.shape == b.shape and _close(got * n, want):
         return N_("db is N times too small, as if it averaged g over the batch: every "
                   "example's copy of b sends its whole gradient, and those gradients add up")
-    if got.shape != b.shape:
-        return _("db has shape {got}, but b has shape {want}: a gradient has the shape of "
-                 "the tensor it belongs to").format(got=_dims(got.shape), want=_dims(b.shape))
-    return N_("db has the shape of b, but not the right values")
+    return _shape_or_values(got, b.shape, N_(
+        "db has shape {got}, but b has shape {want}: a gradient has the shape of the tensor "
+        "it belongs to"), N_("db has the shape of b, but not the right values"))
 
 
 def _same_results(first, second) -> bool:

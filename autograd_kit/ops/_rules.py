@@ -241,7 +241,7 @@ def _gradients_function(texts, names, common=None):
     if common is not None:  # ("name = expression", once for every formula)
         lines.append("    " + ast.unparse(read.visit(ast.parse(common.strip()))))
     for i, text in reversed(list(enumerate(texts))):
-        tree = _ReadSaved(set(names)).visit(ast.parse(text.strip(), mode="eval"))
+        tree = read.visit(ast.parse(text.strip(), mode="eval"))
         lines.append(f"    r{i} = ({ast.unparse(tree)}) if need[{i}] else None")
     lines.append("    return (" + "".join(f"r{i}, " for i in range(len(texts))) + ")")
     made: dict = {}

@@ -307,16 +307,15 @@ def index_fill_of(g, dim, index):
         from .indexing import index_fill
         return index_fill(g, dim, index, 0)
     out = g.copy()
-    out[(slice(None),) * dim + (_raw(index).reshape(-1),) if g.ndim else ()] = 0
+    out[select_key(dim, _raw(index).reshape(-1)) if g.ndim else ()] = 0
     return out
 
 
 def select_indices(g, dim, index):
     """The slices of g along ``dim`` at ``index``, each named index once (the
     value of an index fill went into each of them once)."""
-    xp = _xp(_raw(index))
-    key = (slice(None),) * dim + (xp.unique(_raw(index).reshape(-1)),) if g.ndim else ()
-    return g[key]
+    once = _xp(_raw(index)).unique(_raw(index).reshape(-1))
+    return g[select_key(dim, once) if g.ndim else ()]
 
 
 def trace_backward(g, sizes):
@@ -713,10 +712,8 @@ def inverse_permutation(dims):
 
 
 _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indices,
-          trace_backward, abs, sign, sgn, div_or_zero, norm_backward,
-          atan2_recip, clamp,
-          where, expand,
-          reshape, mT, transpose, t, permute, flip,
+          trace_backward, abs, sign, sgn, div_or_zero, norm_backward, atan2_recip, clamp,
+          where, expand, reshape, mT, transpose, t, permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
           expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,

@@ -200,6 +200,7 @@ def index_fill(x, dim, index, value):
     """x with ``value`` written in every slice along ``dim`` that ``index`` names
     (a number, or a 0-d tensor, which then receives the sum of those slices'
     gradients: IndexFillBackward1; a number: IndexFillBackward0)."""
+    from .formula_env import select_key
     from .shape import fill_value
     dim = wrap_dim(dim, builtins.max(x.ndim, 1))
     idx = index._data if isinstance(index, Tensor) else backend.make_array(index)
@@ -212,7 +213,7 @@ def index_fill(x, dim, index, value):
     if bad is not None:
         raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
     a = x._data
-    key = (slice(None),) * dim + (idx.reshape(-1),) if x.ndim else ()
+    key = select_key(dim, idx.reshape(-1)) if x.ndim else ()
     out = a.copy()
     if isinstance(value, Tensor):
         if value.ndim != 0:

@@ -218,7 +218,8 @@ def zero(old):
 def setitem(t, key, value):
     """``t[key] = value``: a copy into a view for basic keys (CopySlices), an
     index_put for integer-array or mask keys (IndexPutBackward0)."""
-    from .indexing import _as_index, _is_basic, as_key, basic_views, getitem, index_put, split_key
+    from .indexing import (_as_index, _is_basic, as_key, basic_views, check_index_put, getitem,
+                           index_put, split_key)
     k = tuple(_as_index(i) for i in as_key(key))
     if value.__class__ in (int, float, bool):  # PyTorch's conversion, and its refusal of
         from .shape import fill_value  # a number the dtype cannot hold, before any write
@@ -228,11 +229,11 @@ def setitem(t, key, value):
             raise errors.short(err)
         # a number becomes a 0-d tensor of t's type on the CPU, as in PyTorch
         value = Tensor._make(backend.np.asarray(value).astype(t._data.dtype))
-    write = _copy_to
     try:
         flag = _bool_key(key)
         if flag is not None and isinstance(key, Tensor) and isinstance(value, Tensor):
-            _check_index_put(t, value, (int(flag), *t.shape))  # (a mask tensor: an index put)
+            # (a mask tensor: an index put, with its checks)
+            check_index_put(t._data, value._data, (int(flag), *t.shape))
         if flag is not None:  # ``t[True] = v``: a view with a new dimension of size 1
             if flag is False and not isinstance(key, Tensor):  # (or 0): PyTorch writes
                 return t  # through it (CopySlices); a Python False writes nothing at all
@@ -242,8 +243,8 @@ def setitem(t, key, value):
         if all(_is_basic(i) for i in k):
             view = basic_views(t, k)
             if view is t:  # the whole tensor: written directly, no view
-                return inplace(t, write, value)
-            inplace(view, write, value)
+                return inplace(t, _copy_to, value)
+            inplace(view, _copy_to, value)
             return t
         xp = backend.xp_of(t._data)
         if any(i.__class__ is t._data.__class__ and xp.may_share_memory(i, t._data) for i in k):
@@ -257,13 +258,6 @@ def setitem(t, key, value):
         return inplace(t, lambda old, v: index_put(old, k, v), value)
     except Exception as err:
         raise errors.short(err)  # the learner's line, then this call: no more
-
-
-def _check_index_put(t, value, result_shape):
-    """PyTorch's index put refuses a value that cannot broadcast to what the
-    index selects, then one of another type."""
-    from .indexing import check_index_put
-    check_index_put(t._data, value._data, result_shape)
 
 
 def _copy_to(old, value):

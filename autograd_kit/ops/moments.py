@@ -22,9 +22,9 @@ from .. import backend
 from ..grad_mode import is_grad_enabled, no_grad
 from ..graph import SavedTensor, edge
 from ..multi_output import MultiOutputNode
+from ..tensor import Tensor
 from ._rules import NODE_CLASSES
 from .formula_env import count_of, div_or_zero, mean, unsqueeze_dims, without_dof
-from ..tensor import Tensor
 from .reduce import normalize_dims, spread_array
 
 
@@ -59,7 +59,6 @@ class _MomentsBackward(MultiOutputNode):
         return (grad,)
 
     def apply_array(self, g, needed=None, borrowed=None):
-        from ..tensor import Tensor
         (out,) = self.apply(g.map(Tensor._make))
         return (out._data,)
 

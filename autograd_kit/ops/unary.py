@@ -35,10 +35,9 @@ def log(x):
 def logit(x, eps=None):
     """log(x / (1 - x)), the inverse of sigmoid; with ``eps``, x is first
     clamped to [eps, 1 - eps] (and the gradient is 0 outside)."""
-    a = _float(x)
+    xp, a = _xp(x), _float(x)
     if eps is not None:
-        a = _xp(x).clip(a, eps, 1 - eps)
-    xp = _xp(x)
+        a = xp.clip(a, eps, 1 - eps)
     return record(LogitBackward0, xp.log(a / (1 - a)), (x,), self=x,
                   eps=None if eps is None else float(eps))
 
