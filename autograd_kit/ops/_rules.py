@@ -365,11 +365,32 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
             if k not in keep:
                 saved[k] = None  # no needed gradient reads it: not kept (as in PyTorch)
             else:
-                saved[k] = SavedTensor(out, is_output=True) if v is RESULT else SavedTensor(v)
+                if v is RESULT:
+                    saved[k] = SavedTensor(out, is_output=True)
+                elif v is ORIGINAL[0] and k == "self":
+                    saved[k] = SavedTensor(_original_clone())
+                else:
+                    saved[k] = SavedTensor(v)
                 holds = True
     node._saved = saved
     node._holds_tensors = holds
     return out
+
+
+# While an in-place op computes its new value, ORIGINAL holds [the alias of the
+# tensor's old value, its clone or None].  A node that saves that old value as
+# ``self`` saves a clone of it instead, made once: PyTorch's generated code does
+# ``original_self = self.clone()`` for in-place ops, so the saved tensor's own
+# history starts with a CloneBackward0 (seen under ``create_graph=True``).
+ORIGINAL: list = [None, None]
+
+
+def _original_clone():
+    if ORIGINAL[1] is None:
+        from .shape import CloneBackward0
+        old = ORIGINAL[0]
+        ORIGINAL[1] = record_one(CloneBackward0, old._data, old, {})  # (old is private)
+    return ORIGINAL[1]
 
 
 _PLAIN = {int, float, bool, str, tuple, type(None)}  # saved values that are never Tensors

@@ -24,7 +24,7 @@ from .. import backend, errors
 from ..graph import AsStridedBackward0, Node, check_view_inplace, edge
 from ..grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor, scalar_type_name
-from ._rules import as_tensor_pair, check_broadcast, record, rule
+from ._rules import ORIGINAL, as_tensor_pair, check_broadcast, record, rule
 
 
 def _check(t, args=()) -> None:
@@ -68,7 +68,11 @@ def inplace(t, compute, *args):
         # from a tensor that does is cut off from the graph, as in PyTorch)
         if recording:
             old = Tensor._make(t._data.copy(), t._rg, t._grad_fn)  # (_check refreshed it)
-            new = compute(old, *args)
+            outer, ORIGINAL[:] = ORIGINAL[:], (old, None)  # (saved as self: a clone)
+            try:
+                new = compute(old, *args)
+            finally:
+                ORIGINAL[:] = outer
         else:
             with no_grad():
                 new = compute(t, *args)
