@@ -567,6 +567,38 @@ for _name, (_key, _f) in INDEXING.items():
     variant(f"index/{_name}", index_make(_key), _f, double=_name in ("x[[0,1]]", "x[1:]"))
 
 
+def _along(with_src, src_dtype=None):
+    """(dim, index, src): an index of the tensor's rank, no bigger than it
+    outside ``dim`` (at times one too big, or out of range), drawn from
+    [0, size) along ``dim``; a src at least the index's size."""
+    def key(rng, t):
+        shape = t.array.shape
+        dim = int(rng.integers(-max(len(shape), 1), max(len(shape), 1)))
+        d = dim % max(len(shape), 1)
+        size = shape[d] if shape else 1
+        ishape = tuple(int(rng.integers(0, n + 1)) if k != d else int(rng.integers(0, 4))
+                       for k, n in enumerate(shape))
+        if shape and rng.random() < 0.05:
+            ishape = tuple(n + 1 for n in ishape)
+        high = size + (1 if rng.random() < 0.05 else 0)
+        index = T(rng.integers(0, max(high, 1), ishape).astype(pick(rng, ("int64", "int32"))))
+        if not with_src:
+            return (T(np.int64(dim)), index)
+        sshape = tuple(n + int(rng.integers(0, 2)) for n in ishape)
+        dt = t.array.dtype.name if rng.random() < 0.8 else pick(rng, src_dtype or DTYPES)
+        return (T(np.int64(dim)), index, tensor(rng, sshape, dt))
+    return key
+
+
+ALONG = {
+    "gather": (_along(False), lambda lib, x, d, i: x.gather(int(d), i)),
+    "scatter_add": (_along(True), lambda lib, x, d, i, s: x.scatter_add(int(d), i, s)),
+    "scatter value": (_along(False), lambda lib, x, d, i: lib.scatter(x, int(d), i, 1.5)),
+}
+for _name, (_key, _f) in ALONG.items():
+    variant(f"index/{_name}", index_make(_key), _f, double=True)
+
+
 def _set(key, value):
     def fn(lib, x, *a):
         y = x.clone()

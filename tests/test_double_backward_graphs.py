@@ -213,6 +213,15 @@ OPS = {
     "op-trace": (normal((3, 3)), lambda lib, x: lib.trace(x)),
     "op-tril": (normal((2, 3, 3)), lambda lib, x: lib.tril(x, -1)),
     "op-triu": (normal((4, 3)), lambda lib, x: lib.triu(x)),
+    "op-gather": (normal((3, 4)), lambda lib, x: x.gather(1, lib.tensor([[0, 3, 0], [2, 2, 1]]))),
+    "op-scatter": (normal((3, 4), (2, 2)),
+                   lambda lib, x, s: x.scatter(1, lib.tensor([[0, 3], [2, 1]]), s)),
+    "op-scatter-value": (normal((3, 4)),
+                         lambda lib, x: lib.scatter(x, 0, lib.tensor([[1, 0, 2, 1]]), -0.5)),
+    "op-scatter-add": (normal((3, 4), (2, 3)),
+                       lambda lib, x, s: x.scatter_add(1, lib.tensor([[0, 0, 3], [2, 2, 2]]), s)),
+    "op-scatter_-inplace": (normal((2, 4), (2, 2)), lambda lib, x, s: (x * 1).scatter_(
+        1, lib.tensor([[1, 3], [0, 2]]), s)),
     "op-max-dim": (distinct((2, 3, 4)), lambda lib, x: lib.max(x, -2).values),
     "op-amax": (distinct((3, 4)), lambda lib, x: lib.amax(x)),
     "op-median": (distinct((3, 4)), lambda lib, x: lib.median(x)),
@@ -241,14 +250,10 @@ def _ops_params():
 
 # What still differs, with the reason.  Each entry is a strict xfail: when a fix
 # makes the graphs equal, the entry fails and is removed.
-_SCATTER = ("PyTorch scatters g into zeros at the chosen indices (ScatterBackward0); the kit "
-            "has no scatter op and chooses with where (WhereBackward0) or indexing")
 _PROD = ("with a zero factor PyTorch multiplies exclusive running products (CumprodBackward0, "
          "CatBackward0, FlipBackward0); the kit multiplies rows with a 1 in place (ProdBackward1)")
 _KERNEL = "PyTorch records the op's backward kernel as one node ({}); the kit composes {}"
 STILL_DIFFERENT: dict[str, str] = {
-    **{case: _SCATTER for case in ("max-dim", "max-dim-keepdim", "min-dim", "min-dim-keepdim",
-                                   "median-dim", "sort", "op-max-dim", "op-sort")},
     "prod-all-with-a-zero": _PROD, "prod-dim-with-a-zero": _PROD,
     "op-conv2d": _KERNEL.format("ConvolutionBackwardBackward0, three outputs",
                                 "im2col, bmm and col2im"),

@@ -8,6 +8,7 @@
 ``loss_more`` BCE with logits, smooth L1, Huber   ``ordering`` sort argsort median
 ``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
 ``moments`` var_mean, std_mean (one node, two outputs)
+``scatter`` gather scatter scatter_add (along one dimension)
 ``scalar`` tensor-and-number ops of the formulas (MulBackward1...)
 ``kernels`` backward kernels recorded as ops (TanhBackwardBackward0...)
 ``module_forms`` torch.sin_(x), x.new_full...: other spellings of the ops above
@@ -19,7 +20,7 @@ from .. import backend, errors
 from ..tensor import Tensor
 from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, kernels,
                loss, loss_more, module_forms, pooling, random_creation, random_fill, reduce,
-               scalar, shape, unary)
+               scalar, scatter, shape, unary)
 
 formula_env._install()
 
@@ -83,6 +84,7 @@ METHODS = {
     "expand_as": lambda self, o: shape.expand(self, tuple(o.shape)),
     "where": lambda self, cond, other: shape.where(cond, self, other),
     "masked_fill": shape.masked_fill, "index_fill": indexing.index_fill,
+    "gather": scatter.gather, "scatter": scatter.scatter, "scatter_add": scatter.scatter_add,
     # comparisons and logic (no gradient)
     "eq": compare.eq, "ne": compare.ne, "lt": compare.lt, "le": compare.le,
     "gt": compare.gt, "ge": compare.ge, "__eq__": compare.eq, "__ne__": compare.ne,
@@ -133,6 +135,10 @@ METHODS = {
         self, lambda old: shape.masked_fill(old, mask, value)),
     "index_fill_": lambda self, dim, index, value: inplace.inplace(
         self, lambda old: indexing.index_fill(old, dim, index, value)),
+    "scatter_": lambda self, dim, index, src=None, value=None, *, reduce=None: inplace.inplace(
+        self, lambda old, s: scatter.scatter(old, dim, index, s, value, reduce=reduce), src),
+    "scatter_add_": lambda self, dim, index, src: inplace.inplace(
+        self, lambda old, s: scatter.scatter_add(old, dim, index, s), src),
     "__iadd__": _operator(_ip(arith.add, "add")),
     "__isub__": _operator(_ip(arith.sub, "subtract")),
     "__imul__": _operator(_ip(arith.mul, "multiply")),

@@ -87,8 +87,20 @@ class OpNode(Node):
               for k, v in self._saved.items()}
         raw = self.gradients(g, self._which(needed), kw)
         meta = self._meta
-        return tuple(None if gi is None else _fit(gi, meta[2 * i], meta[2 * i + 1])
+        return tuple(None if gi is None else self._fitted(i, gi, _fit(gi, meta[2 * i],
+                                                                        meta[2 * i + 1]))
                      for i, gi in enumerate(raw))
+
+    def _fitted(self, i, raw, fitted):
+        """``fitted``, a formula's gradient summed down to input i's shape, if
+        that shape came out; else PyTorch's error (a gradient that does not
+        broadcast with its input: a scatter's src bigger than its index)."""
+        want = self._meta[2 * i]
+        if tuple(fitted.shape) != want:
+            raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index "
+                               f"{i} - got {list(raw.shape)} but expected shape compatible "
+                               f"with {list(want)}")
+        return fitted
 
     def apply_array(self, g, needed=None, borrowed=None):
         """``apply`` on plain arrays, for an ordinary backward: the same formulas,
@@ -129,7 +141,8 @@ class OpNode(Node):
             if gi is not None and (gi.__class__ not in _ARRAYS or gi.shape != meta[i]
                                    or gi.dtype != meta[i + 1]):
                 return tuple(None if gi is None else
-                             backend.fit_array(gi, meta[2 * i], meta[2 * i + 1], g)
+                             self._fitted(i, gi, backend.fit_array(gi, meta[2 * i],
+                                                                   meta[2 * i + 1], g))
                              for i, gi in enumerate(out))
             i += 2
         return out

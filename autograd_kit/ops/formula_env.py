@@ -449,15 +449,16 @@ def evenly_distribute(g, self, result):
 
 
 def place_at(g, indices, dim, keepdim, sizes):
-    """max(dim)/min(dim): g goes to the position each index points at."""
-    if not sizes:  # a 0-d tensor: its one element won
-        return g
-    ga = _raw(g)
-    xp = _xp(ga)
-    idx = _raw(indices) if keepdim else xp.expand_dims(_raw(indices), dim)
-    positions = xp.arange(sizes[dim]).reshape([-1 if i == dim else 1 for i in range(len(sizes))])
-    hit = positions == idx  # (a choice, not a product: an infinite g stays out of the others)
-    return where(_like(g, hit), unsqueeze_dims(g, (dim,), keepdim), 0.0)
+    """max(dim), min(dim), median(dim) and sort: each gradient goes back to the
+    position its index points at, into zeros (PyTorch's
+    ``value_selecting_reduction_backward``: ``zeros.scatter(dim, indices, g)``,
+    a choice, not a product, so an infinite g stays out of the others)."""
+    from .scatter import scatter_into_zeros
+    if not keepdim and sizes:  # put the reduced dimension back, in g and in the indices
+        idx = _raw(indices)
+        indices = _like(g, _xp(idx).expand_dims(idx, dim))
+        g = unsqueeze_dims(g, (dim,), False)
+    return scatter_into_zeros(g, sizes, dim, indices)
 
 
 def ties_half(g, a, b):
@@ -724,7 +725,7 @@ _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indic
 
 
 def _install():
-    from . import convert, indexing, loss
+    from . import convert, indexing, loss, scatter
     ENV.update({fn.__name__: fn for fn in _WORDS})
     ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
     ENV.update({
@@ -738,4 +739,7 @@ def _install():
         "select_backward": indexing.select_backward,
         "slice_backward": indexing.slice_backward,
         "index_backward": indexing.index_backward,
+        "gather_along": scatter.gather_along, "scatter_zeros": scatter.scatter_zeros,
+        "gather_backward": scatter.gather_backward,
+        "scatter_into_zeros": scatter.scatter_into_zeros,
     })

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from . import arith, compare, convert, indexing
 from . import diagonal as _diag
 from . import ordering, shape, unary, unary_more
+from . import scatter as _scatter
 from .arith import matmul
 from .inplace import make_inplace
 from .moments import moments
@@ -157,6 +158,7 @@ FUNCTIONS = {
     "log2": unary_more.log2, "log10": unary_more.log10, "tan": unary_more.tan,
     "sinh": unary_more.sinh, "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
     "sgn": unary_more.sgn, "logit": unary.logit, "index_fill": indexing.index_fill,
+    "gather": _scatter.gather, "scatter": _scatter.scatter, "scatter_add": _scatter.scatter_add,
 }
 
 

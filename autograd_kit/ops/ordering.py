@@ -18,7 +18,6 @@ from collections import namedtuple
 from .. import backend
 from ..tensor import Tensor
 from ._rules import RESULT, record, rule
-from .formula_env import ENV, _raw
 from .reduce import wrap_dim
 
 
@@ -182,26 +181,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,  # noq
     return Tensor._make(out)
 
 
-# ------------------------------------------------- words of the formulas ---
-def unsort(g, indices, dim):
-    """sort's backward: entry i of the sorted output came from position
-    indices[i]; the inverse permutation takes each gradient back there."""
-    idx = _raw(indices)
-    xp = backend.xp_of(idx)
-    if idx.ndim == 0:
-        return g
-    n = idx.ndim
-    grid = [xp.arange(s).reshape([-1 if i == k else 1 for i in range(n)])
-            for k, s in enumerate(idx.shape)]                       # an open grid
-    grid[dim] = xp.argsort(idx, axis=dim)
-    return g[tuple(grid)]
-
-
-ENV["unsort"] = unsort
-
 # Backward formulas: g is the gradient of the output; one formula per input.
 SortBackward0 = rule("SortBackward0", "dim indices self_sym_sizes",
-                     self="unsort(g, indices, dim)")
+                     self="place_at(g, indices, dim, True, self_sym_sizes)")
 MedianBackward0 = rule("MedianBackward0", "self result",
                        self="evenly_distribute(g, self, result)")
 MedianBackward1 = rule("MedianBackward1", "dim indices keepdim self_sym_sizes",
