@@ -433,6 +433,8 @@ MORE_REDUCTIONS = {
     "nn.LogSoftmax(0)": lambda lib, x: lib.nn.LogSoftmax(0)(x),
     "cumsum(0)": lambda lib, x: x.cumsum(0), "cumsum(-1)": lambda lib, x: lib.cumsum(x, -1),
     "cumsum(0,dtype=float64)": lambda lib, x: x.cumsum(0, dtype=lib.float64),
+    "cumprod(0)": lambda lib, x: x.cumprod(0), "cumprod(-1)": lambda lib, x: lib.cumprod(x, -1),
+    "cumprod(0,dtype=float64)": lambda lib, x: x.cumprod(0, dtype=lib.float64),
     "sort()": lambda lib, x: x.sort(), "sort(0,descending)": lambda lib, x: x.sort(0, descending=True),
     "argsort()": lambda lib, x: x.argsort(), "argsort(descending)": lambda lib, x: x.argsort(descending=True),
     "max(0)": lambda lib, x: x.max(0), "min(-1,keepdim)": lambda lib, x: x.min(-1, keepdim=True),
@@ -446,7 +448,7 @@ MORE_REDUCTIONS = {
     "median(0)": lambda lib, x: x.median(0),
 }
 _DOUBLE_MORE = {"logsumexp(0)", "softmax(-1)", "log_softmax(-1)", "norm(p=1)", "norm(p=3,dim=0)",
-                "cumsum(0)", "std(unbiased=False)", "var(0,correction=0)", "sort()",
+                "cumsum(0)", "cumprod(-1)", "std(unbiased=False)", "var(0,correction=0)", "sort()",
                 "prod(dtype=float64)", "F.softmax(dim=-1)"}
 for _name, _f in MORE_REDUCTIONS.items():
     variant(f"reduce/{_name}", one(), _f, double=_name in _DOUBLE_MORE)

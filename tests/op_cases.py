@@ -364,6 +364,8 @@ CASES: dict[str, list[Case]] = {
         C("prod-dim-keepdim", nonzero((2, 3, 2)), lambda x: ak.prod(x, 0, keepdim=True)),
         C("prod-dim-with-a-zero", lambda rng: (np.array([[1.5, 0.0, -2.0], [0.5, 1.2, 2.0]]),),
           lambda x: x.prod(1)),
+        C("prod-dim-two-zeros", lambda rng: (np.array([[0.0, 1.5, 0.0], [0.5, 0.0, -1.0]]),),
+          lambda x: x.prod(1, keepdim=True)),
     ],
     # ---------------------------------------------------------- shape.py --
     "ViewBackward0": [
@@ -553,6 +555,17 @@ CASES: dict[str, list[Case]] = {
     "IndexFillBackward1": [
         C("index_fill-tensor", normal((3, 4), ()),
           lambda x, v: x.index_fill(1, ak.tensor([3, 1, 3]), v)),
+    ],
+    "CumprodBackward0": [
+        C("cumprod", nonzero((3, 4)), lambda x: x.cumprod(1)),
+        C("cumprod-dim0", nonzero((3, 2)), lambda x: ak.cumprod(x, 0)),
+        # a zero factor: the first zero's gradient, and 0 for the inputs after it
+        C("cumprod-a-zero", lambda rng: (np.array([1.5, -0.5, 0.0, 2.0, 0.7]),),
+          lambda x: x.cumprod(0)),
+        C("cumprod-zeros-per-row", lambda rng: (np.array([[0.0, 1.5, 0.0, 2.0],
+                                                          [0.5, 2.0, -1.0, 0.0]]),),
+          lambda x: x.cumprod(-1)),
+        C("cumprod-0d", normal(()), lambda x: x.cumprod(0)),
     ],
     "GatherBackward0": [
         C("gather", normal((3, 4)), lambda x: x.gather(1, ak.tensor([[0, 3, 0], [2, 2, 1]]))),

@@ -188,6 +188,11 @@ OPS = {
     "op-mean-dim": (normal((2, 3, 4)), lambda lib, x: lib.mean(x, (0, 2))),
     "op-logsumexp": (normal((3, 4)), lambda lib, x: lib.logsumexp(x, 1)),
     "op-cumsum": (normal((3, 4)), lambda lib, x: lib.cumsum(x, 0)),
+    "op-cumprod": (normal((3, 4)), lambda lib, x: lib.cumprod(x, 1)),
+    "op-cumprod-a-zero": (lambda rng: (np.array([[1.5, 0.0, -2.0, 0.5], [0.7, 1.2, 0.0, 0.0]]),),
+                          lambda lib, x: x.cumprod(1)),
+    "op-prod-dim-two-zeros": (lambda rng: (np.array([[0.0, 1.5, 0.0], [0.5, 2.0, -1.0]]),),
+                              lambda lib, x: x.prod(1, keepdim=True)),
     # choosing and moving numbers
     "op-where": (normal((3, 1), (4,)),
                  lambda lib, a, b: lib.where(lib.tensor(np.eye(3, 4, dtype=bool)), a, b)),
@@ -250,11 +255,8 @@ def _ops_params():
 
 # What still differs, with the reason.  Each entry is a strict xfail: when a fix
 # makes the graphs equal, the entry fails and is removed.
-_PROD = ("with a zero factor PyTorch multiplies exclusive running products (CumprodBackward0, "
-         "CatBackward0, FlipBackward0); the kit multiplies rows with a 1 in place (ProdBackward1)")
 _KERNEL = "PyTorch records the op's backward kernel as one node ({}); the kit composes {}"
 STILL_DIFFERENT: dict[str, str] = {
-    "prod-all-with-a-zero": _PROD, "prod-dim-with-a-zero": _PROD,
     "op-conv2d": _KERNEL.format("ConvolutionBackwardBackward0, three outputs",
                                 "im2col, bmm and col2im"),
     "op-max-pool2d": _KERNEL.format("MaxPool2DWithIndicesBackwardBackward0", "col2im"),

@@ -8,7 +8,7 @@
 ``loss_more`` BCE with logits, smooth L1, Huber   ``ordering`` sort argsort median
 ``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
 ``moments`` var_mean, std_mean (one node, two outputs)
-``scatter`` gather scatter scatter_add (along one dimension)
+``scatter`` gather scatter scatter_add (along one dimension)   ``products`` cumprod
 ``scalar`` tensor-and-number ops of the formulas (MulBackward1...)
 ``kernels`` backward kernels recorded as ops (TanhBackwardBackward0...)
 ``module_forms`` torch.sin_(x), x.new_full...: other spellings of the ops above

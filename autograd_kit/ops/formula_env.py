@@ -484,10 +484,11 @@ def spread_to_extremes(g, self, result, dim, keepdim):
 
 
 def product_of_others(self, result, dims):
-    """d(x1 x2 ... xn)/dxi = the product of all the other x's.
+    """d(x1 x2 ... xn)/dxi = the product of all the other x's, on arrays (a
+    plain backward; ``products.prod_backward`` is the Tensor form).
 
-    That is result / xi when no x is zero (differentiable again); with zeros it
-    is computed directly, as exclusive products from both ends."""
+    That is result / xi when no x is zero; with zeros it is computed directly,
+    as exclusive products from both ends."""
     a = _raw(self)
     xp = _xp(a)
     if a.ndim == 0 or dims == ():  # a 0-d tensor: the product is x itself, d/dx = 1
@@ -500,8 +501,6 @@ def product_of_others(self, result, dims):
         return _like(self, xp.ones_like(a))  # whose zero-safe path reads no input then)
     if dims is None and not _is_tensor(self) and int(zeros.sum()) > 1:
         return xp.zeros_like(a)  # two zeros: every other-product is 0 (inf and NaN or not)
-    if _is_tensor(self):  # create_graph: recorded, so it can be differentiated again
-        return _others_recorded(self, dims)
     axes = tuple(range(a.ndim)) if dims is None else dims
     flat_axis = a.ndim if len(axes) > 1 or dims is None else axes[0]
     if flat_axis == a.ndim:  # several axes: move them to the end and flatten them
@@ -513,21 +512,6 @@ def product_of_others(self, result, dims):
     else:
         others = _exclusive_products(a, flat_axis, xp)
     return _like(self, others)
-
-
-def _others_recorded(x, dims):
-    """product_of_others with Tensor operations: the reduced axes moved to the end
-    and flattened, each element's row repeated with a 1 in its own place, the
-    rows multiplied out (ProdBackward1), everything moved back."""
-    axes = list(range(x.ndim)) if dims is None else list(dims)
-    rest = [i for i in range(x.ndim) if i not in axes]
-    moved = x.permute(*(rest + axes))
-    flat = moved.reshape(*moved.shape[:len(rest)], -1)
-    n = flat.shape[-1]
-    own = Tensor._make(_xp(x._data).eye(n, dtype=bool))
-    rows = flat.unsqueeze(-2).expand(*flat.shape[:-1], n, n)
-    others = where(own, 1.0, rows).prod(-1)
-    return others.reshape(*moved.shape).permute(*inverse_permutation(rest + axes))
 
 
 def _exclusive_products(a, axis, xp):
@@ -725,7 +709,7 @@ _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indic
 
 
 def _install():
-    from . import convert, indexing, loss, scatter
+    from . import convert, indexing, loss, products, scatter
     ENV.update({fn.__name__: fn for fn in _WORDS})
     ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
     ENV.update({
@@ -742,4 +726,5 @@ def _install():
         "gather_along": scatter.gather_along, "scatter_zeros": scatter.scatter_zeros,
         "gather_backward": scatter.gather_backward,
         "scatter_into_zeros": scatter.scatter_into_zeros,
+        "prod_backward": products.prod_backward, "cumprod_backward": products.cumprod_backward,
     })

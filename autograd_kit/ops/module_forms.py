@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from . import arith, compare, convert, indexing
 from . import diagonal as _diag
 from . import ordering, shape, unary, unary_more
+from . import products as _products
 from . import scatter as _scatter
 from .arith import matmul
 from .inplace import make_inplace
@@ -135,6 +136,7 @@ METHODS = {
     "log1p": unary_more.log1p, "expm1": unary_more.expm1, "log2": unary_more.log2,
     "log10": unary_more.log10, "tan": unary_more.tan, "sinh": unary_more.sinh,
     "cosh": unary_more.cosh, "cumsum": unary_more.cumsum, "sgn": unary_more.sgn,
+    "cumprod": _products.cumprod,
     "mv": mv, "outer": outer, "bmm": bmm, "ger": outer,
     "new_full": _new_full, "new_empty": _new_empty,
     "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
@@ -157,6 +159,7 @@ FUNCTIONS = {
     "median": ordering.median, "log1p": unary_more.log1p, "expm1": unary_more.expm1,
     "log2": unary_more.log2, "log10": unary_more.log10, "tan": unary_more.tan,
     "sinh": unary_more.sinh, "cosh": unary_more.cosh, "cumsum": unary_more.cumsum,
+    "cumprod": _products.cumprod,
     "sgn": unary_more.sgn, "logit": unary.logit, "index_fill": indexing.index_fill,
     "gather": _scatter.gather, "scatter": _scatter.scatter, "scatter_add": _scatter.scatter_add,
 }
@@ -178,7 +181,7 @@ def numpy_keywords(fn):
 
 # Ops with a ``dim`` argument that tutorials call with ``axis=`` / ``keepdims=``.
 WITH_AXIS = ("sum", "mean", "max", "min", "argmax", "argmin", "std", "var", "amax", "amin",
-             "prod", "logsumexp", "cumsum", "median", "sort", "argsort", "softmax",
+             "prod", "logsumexp", "cumsum", "cumprod", "median", "sort", "argsort", "softmax",
              "log_softmax", "var_mean", "std_mean", "norm", "all", "any")
 
 

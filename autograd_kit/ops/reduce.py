@@ -441,7 +441,6 @@ LinalgVectorNormBackward0 = rule(
     self="norm_backward(unsqueeze_dims(g, dim, keepdim), self,"
          " unsqueeze_dims(result, dim, keepdim), ord, dim)")
 ProdBackward0 = rule("ProdBackward0", "self result",
-                     self="g * product_of_others(self, result, None)")
+                     self="prod_backward(g, self, result, None, False)")
 ProdBackward1 = rule("ProdBackward1", "self result dim keepdim",
-                     self="unsqueeze_dims(g, dim, keepdim)"
-                          " * product_of_others(self, unsqueeze_dims(result, dim, keepdim), dim)")
+                     self="prod_backward(g, self, result, dim, keepdim)")
