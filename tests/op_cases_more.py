@@ -55,6 +55,14 @@ def _grad_with_upstream(f, reduction_none=True):
     return fn
 
 
+def _conv_grads(x, w, b, g, **kw):
+    """The gradients of conv2d(x, w, b) for x, w (and b) with upstream g, made
+    with create_graph=True: outputs of one ConvolutionBackwardBackward0 node."""
+    inputs = (x, w) if b is None else (x, w, b)
+    with ak.enable_grad():
+        return ak.autograd.grad(F.conv2d(*inputs, **kw), inputs, g, create_graph=True)
+
+
 def first_grad_of_loss(loss, x, y):
     """d loss(x, y) / dx, made with create_graph=True (a function of x and y)."""
     with ak.enable_grad():
@@ -212,11 +220,6 @@ MORE_CASES = {
     "Col2ImBackward0": [
         C("fold", normal((2, 12, 9)), lambda c: F.fold(c, (4, 5), (2, 3), padding=1,
                                                      stride=2)),
-        C("conv2d-input-double-backward", normal((1, 2, 4, 4)),
-          lambda x: first_grad(lambda v: _conv(
-              v, const(v, np.linspace(-1, 1, 16).reshape(2, 2, 2, 2))) ** 2)(x)),
-        C("max-pool2d-double-backward", distinct((1, 1, 4, 4)),
-          lambda x: first_grad(lambda v: F.max_pool2d(v, 2) ** 3)(x)),
     ],
     # -------------------------------------------------------- pooling.py --
     "AvgPool2DBackward0": [
@@ -225,6 +228,37 @@ MORE_CASES = {
           lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
                                  count_include_pad=False)),
         C("avg-pool2d-layer", normal((1, 1, 5, 5)), lambda x: ak.nn.AvgPool2d((2, 3), 1)(x)),
+    ],
+    "ConvolutionBackwardBackward0": [
+        C("conv2d-input-double-backward", normal((1, 2, 4, 4)),
+          lambda x: first_grad(lambda v: _conv(
+              v, const(v, np.linspace(-1, 1, 16).reshape(2, 2, 2, 2))) ** 2)(x)),
+        # the kernel's three outputs, each with the node on top: for x, W and b
+        C("conv2d-kernel-input", normal((1, 2, 4, 4), (3, 2, 3, 3), (1, 3, 4, 4)),
+          lambda x, w, g: _conv_grads(x, w, None, g, padding=1)[0]),
+        C("conv2d-kernel-weight", normal((2, 1, 5, 4), (2, 1, 2, 3), (2, 2, 2, 1)),
+          lambda x, w, g: _conv_grads(x, w, None, g, stride=2)[1]),
+        C("conv2d-kernel-weight-with-bias", normal((1, 2, 5, 5), (2, 2, 3, 2), (2,), (1, 2, 2, 2)),
+          lambda x, w, b, g: _conv_grads(x, w, b, g, stride=(2, 2), dilation=(1, 2))[1]),
+        C("conv2d-kernel-bias", normal((1, 2, 4, 4), (2, 2, 3, 3), (2,), (1, 2, 2, 2)),
+          lambda x, w, b, g: _conv_grads(x, w, b, g)[2]),
+    ],
+    "MaxPool2DWithIndicesBackwardBackward0": [
+        C("max-pool2d-double-backward", distinct((1, 1, 4, 4)),
+          lambda x: first_grad(lambda v: F.max_pool2d(v, 2) ** 3)(x)),
+        C("max-pool2d-kernel", normal((1, 2, 4, 4), (1, 2, 2, 2)),
+          lambda x, g: _grad_with_upstream(lambda v: F.max_pool2d(v, 2))(
+              g, x + const(x, np.arange(32.0).reshape(1, 2, 4, 4)))),
+        C("max-pool2d-kernel-overlap", normal((1, 1, 5, 5), (1, 1, 3, 3)),
+          lambda x, g: _grad_with_upstream(lambda v: F.max_pool2d(v, 3, 2, padding=1))(
+              g, x + const(x, np.arange(25.0).reshape(1, 1, 5, 5)))),
+    ],
+    "AvgPool2DBackwardBackward0": [
+        C("avg-pool2d-kernel", normal((1, 2, 4, 4), (1, 2, 2, 2)),
+          lambda x, g: _grad_with_upstream(lambda v: F.avg_pool2d(v, 2))(g, x)),
+        C("avg-pool2d-kernel-padding-ceil", normal((1, 1, 5, 6), (1, 1, 3, 4)),
+          lambda x, g: _grad_with_upstream(lambda v: F.avg_pool2d(
+              v, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False))(g, x)),
     ],
     "AdaptiveAvgPool2DBackward0": [
         C("adaptive-avg-pool2d", normal((2, 2, 5, 7)), lambda x: F.adaptive_avg_pool2d(x, 3)),

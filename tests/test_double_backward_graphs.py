@@ -255,13 +255,7 @@ def _ops_params():
 
 # What still differs, with the reason.  Each entry is a strict xfail: when a fix
 # makes the graphs equal, the entry fails and is removed.
-_KERNEL = "PyTorch records the op's backward kernel as one node ({}); the kit composes {}"
-STILL_DIFFERENT: dict[str, str] = {
-    "op-conv2d": _KERNEL.format("ConvolutionBackwardBackward0, three outputs",
-                                "im2col, bmm and col2im"),
-    "op-max-pool2d": _KERNEL.format("MaxPool2DWithIndicesBackwardBackward0", "col2im"),
-    "op-avg-pool2d": _KERNEL.format("AvgPool2DBackwardBackward0", "col2im"),
-}
+STILL_DIFFERENT: dict[str, str] = {}  # (none left: every case's graph is PyTorch's)
 
 
 def _params(marked=True):

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from .. import backend, errors
 from ..tensor import Tensor
-from . import (arith, compare, conv, convert, creation, formula_env, indexing, inplace, kernels,
-               loss, loss_more, module_forms, pooling, random_creation, random_fill, reduce,
-               scalar, scatter, shape, unary)
+from . import (arith, compare, conv, conv_kernel, convert, creation, formula_env, indexing,
+               inplace, kernels, loss, loss_more, module_forms, pooling, random_creation,
+               random_fill, reduce, scalar, scatter, shape, unary)
 
 formula_env._install()
 

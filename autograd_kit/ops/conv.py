@@ -14,7 +14,8 @@ and a max pool is the largest entry of each column.  The reverse move,
 overlap add up).  They are each other's backward: im2col copies, so its
 gradient is col2im of the gradient; col2im adds, so its gradient is im2col.
 
-The backward formulas of the table at the end follow directly:
+The backward formulas follow directly (one kernel computes the three, as in
+PyTorch, recorded under ``create_graph`` as one node: see conv_kernel.py):
 
 * conv2d, input:  the kernel spreads each output gradient back over its window:
   ``col2im(Wᵀ @ g)``;
@@ -200,34 +201,55 @@ def conv_weight_grad(g, input, weight, stride, padding, dilation):
     return reshape(_sum(reshape(g, (n, o, oh * ow)) @ mT(cols), 0), tuple(weight.shape))
 
 
-def max_pool_grad(g, self, indices, kernel_size, stride, padding, dilation):
+def max_pool_grad(g, self, indices, kernel_size, stride, padding, dilation, ceil_mode):
     """Each window's gradient goes to its winner: a 0/1 mask picks, per window,
-    the kernel offset that read the winning pixel; col2im puts it in place."""
+    the kernel offset that read the winning pixel; col2im puts it in place.
+    On Tensors PyTorch's kernel, recorded as one node,
+    MaxPool2DWithIndicesBackwardBackward0 (inputs g and the pooled input)."""
+    ga = _raw(g)
     n, c, h, w = self.shape
-    out = tuple(g.shape[-2:])
+    out = tuple(ga.shape[-2:])
     windows, offsets = out[0] * out[1], kernel_size[0] * kernel_size[1]
     idx = _raw(indices)
     where = window_positions(backend.xp_of(idx), (h, w), kernel_size, dilation, padding,
                              stride, out)                              # (kH·kW, L)
     won = where == idx.reshape(n, c, 1, windows)                       # (N, C, kH·kW, L)
-    cols = reshape(g, (n, c, 1, windows)) * _like(g, won.astype(_raw(g).dtype))
-    return col2im(reshape(cols, (n, c * offsets, windows)), (h, w), kernel_size, dilation,
-                  padding, stride, out)
+    cols = ga.reshape(n, c, 1, windows) * won.astype(ga.dtype)
+    grad = fold_array(cols.reshape(n, c * offsets, windows), (h, w), kernel_size, dilation,
+                      padding, stride, out)
+    if _is_tensor(g):
+        return record(MaxPool2DWithIndicesBackwardBackward0, grad, (g, self), indices=indices)
+    return grad
+
+
+def max_pool_double_backward(g, indices):
+    """The max-pool kernel's gradient for g: each window takes the gradient of
+    its winner -- g, flattened per image, gathered at the indices."""
+    idx = _raw(indices)
+    n, c = idx.shape[:2]
+    if _is_tensor(g):
+        flat = Tensor._make(idx.reshape(n, c, -1))
+        return g.contiguous().view(n, c, -1).gather(-1, flat).view(*idx.shape)
+    xp = backend.xp_of(g)
+    return xp.take_along_axis(g.reshape(n, c, -1), idx.reshape(n, c, -1), -1).reshape(idx.shape)
 
 
 formula_env.ENV.update({f.__name__: f for f in (im2col, col2im, conv_input_grad,
-                                                conv_weight_grad, max_pool_grad)})
+                                                conv_weight_grad, max_pool_grad,
+                                                max_pool_double_backward)})
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 ConvolutionBackward0 = rule(
     "ConvolutionBackward0",
     "input weight stride padding dilation transposed output_padding groups bias_sym_sizes_opt",
-    input="conv_input_grad(g, input, weight, stride, padding, dilation)",
-    weight="conv_weight_grad(g, input, weight, stride, padding, dilation)",
-    bias="sum(g, (0, 2, 3))")
+    common="grads = convolution_backward(g, input, weight, stride, padding, dilation, need)",
+    input="grads[0]", weight="grads[1]", bias="grads[2]")
 MaxPool2DWithIndicesBackward0 = rule(
     "MaxPool2DWithIndicesBackward0", "self kernel_size stride padding dilation ceil_mode result1",
-    self="max_pool_grad(g, self, result1, kernel_size, stride, padding, dilation)")
+    self="max_pool_grad(g, self, result1, kernel_size, stride, padding, dilation, ceil_mode)")
+MaxPool2DWithIndicesBackwardBackward0 = rule(
+    "MaxPool2DWithIndicesBackwardBackward0", "indices",
+    grad_output="max_pool_double_backward(g, indices)", self="zeros_like(g)")
 Im2ColBackward0 = rule(
     "Im2ColBackward0", "kernel_size dilation padding stride self_sym_argsize_minus_2 "
     "self_sym_argsize_minus_1 out",

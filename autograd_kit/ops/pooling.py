@@ -4,6 +4,9 @@
 ``conv.py``): the windows become columns, each column is averaged.  Backward
 spreads each window's gradient evenly over it: col2im of g/divisor.  The divisor
 is kH·kW, or (``count_include_pad=False``) the number of real pixels in the window.
+Under ``create_graph`` that backward is PyTorch's kernel, one recorded node
+(AvgPool2DBackwardBackward0); being linear in g, its own gradient is the
+average pool of the incoming gradient again.
 
 ``adaptive_avg_pool2d(x, (oH, oW))``: the window sizes are chosen for you, so
 that the output has that size: output row i averages input rows
@@ -17,7 +20,7 @@ import math
 from .. import backend
 from ._rules import record, rule
 from .conv import col2im, unfold_array
-from .formula_env import ENV, _is_tensor, _like, _raw, reshape
+from .formula_env import ENV, _is_tensor, _raw
 
 
 def _divisors(xp, size, kernel, padding, stride, out, include_pad):
@@ -31,13 +34,17 @@ def _divisors(xp, size, kernel, padding, stride, out, include_pad):
     return (counts[0][:, None] * counts[1][None, :]).reshape(-1)
 
 
-def avg_pool2d_forward(x, kernel, stride, padding, ceil_mode, count_include_pad, out):
-    a = x._data
+def avg_pool_array(a, kernel, stride, padding, count_include_pad, out):
+    """The mean of each window of an array (N, C, H, W)."""
     xp = backend.xp_of(a)
     n, c, h, w = a.shape
     cols = unfold_array(a.reshape(n * c, 1, h, w), kernel, (1, 1), padding, stride, out)
     divisor = _divisors(xp, (h, w), kernel, padding, stride, out, count_include_pad)
-    values = (cols.sum(axis=1) / divisor).astype(a.dtype).reshape(n, c, *out)
+    return (cols.sum(axis=1) / divisor).astype(a.dtype).reshape(n, c, *out)
+
+
+def avg_pool2d_forward(x, kernel, stride, padding, ceil_mode, count_include_pad, out):
+    values = avg_pool_array(x._data, kernel, stride, padding, count_include_pad, out)
     return record(AvgPool2DBackward0, values, (x,), self=x, kernel_size=kernel, stride=stride,
                   padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
                   divisor_override=None)
@@ -64,18 +71,37 @@ def adaptive_avg_pool2d_forward(x, out):
 
 
 # ------------------------------------------------- words of the formulas ---
-def avg_pool_grad(g, self, kernel_size, stride, padding, count_include_pad):
-    """Each window's gradient, divided by its divisor, goes to all its pixels."""
+def avg_pool_grad(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad):
+    """Each window's gradient, divided by its divisor, goes to all its pixels
+    (col2im of g / divisor).  On Tensors PyTorch's kernel, recorded as one node,
+    AvgPool2DBackwardBackward0, whose inputs are g and the pooled input."""
+    ga = _raw(g)
     n, c, h, w = self.shape
-    out = tuple(g.shape[-2:])
-    xp = backend.xp_of(_raw(g))
+    out = tuple(ga.shape[-2:])
+    xp = backend.xp_of(ga)
     share = 1.0 / _divisors(xp, (h, w), kernel_size, padding, stride, out, count_include_pad)
     offsets, windows = kernel_size[0] * kernel_size[1], out[0] * out[1]
-    spread = xp.ones((1, 1, offsets, windows), dtype=_raw(g).dtype) * share.astype(
-        _raw(g).dtype)
-    cols = reshape(g, (n, c, 1, windows)) * _like(g, spread)
-    return col2im(reshape(cols, (n, c * offsets, windows)), (h, w), kernel_size, (1, 1),
+    spread = xp.ones((1, 1, offsets, windows), dtype=ga.dtype) * share.astype(ga.dtype)
+    cols = ga.reshape(n, c, 1, windows) * spread
+    grad = col2im(cols.reshape(n, c * offsets, windows), (h, w), kernel_size, (1, 1),
                   padding, stride, out)
+    if _is_tensor(g):
+        return record(AvgPool2DBackwardBackward0, grad, (g, self), kernel_size=kernel_size,
+                      stride=stride, padding=padding, ceil_mode=ceil_mode,
+                      count_include_pad=count_include_pad, divisor_override=None)
+    return grad
+
+
+def avg_pool_again(g, kernel_size, stride, padding, ceil_mode, count_include_pad):
+    """The kernel's gradient for g: the average pool of the incoming gradient
+    (the kernel is linear in g, and its transpose is the pool itself)."""
+    from .conv import out_len
+    out = tuple(out_len(s, k, 1, p, st, ceil_mode) for s, k, p, st in
+                zip(g.shape[-2:], kernel_size, padding, stride))
+    if _is_tensor(g):
+        return avg_pool2d_forward(g, kernel_size, stride, padding, ceil_mode,
+                                  count_include_pad, out)
+    return avg_pool_array(g, kernel_size, stride, padding, count_include_pad, out)
 
 
 def adaptive_avg_pool_grad(g, self):
@@ -102,14 +128,20 @@ def adaptive_average(g, sizes):
     return adaptive_avg_pool2d_array(g, tuple(sizes))
 
 
-ENV.update({"avg_pool_grad": avg_pool_grad, "adaptive_avg_pool_grad": adaptive_avg_pool_grad,
+ENV.update({"avg_pool_grad": avg_pool_grad, "avg_pool_again": avg_pool_again,
+            "adaptive_avg_pool_grad": adaptive_avg_pool_grad,
             "adaptive_average": adaptive_average})
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 AvgPool2DBackward0 = rule(
     "AvgPool2DBackward0", "self kernel_size stride padding ceil_mode count_include_pad "
     "divisor_override",
-    self="avg_pool_grad(g, self, kernel_size, stride, padding, count_include_pad)")
+    self="avg_pool_grad(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad)")
+AvgPool2DBackwardBackward0 = rule(
+    "AvgPool2DBackwardBackward0", "kernel_size stride padding ceil_mode count_include_pad "
+    "divisor_override",
+    grad_output="avg_pool_again(g, kernel_size, stride, padding, ceil_mode, count_include_pad)",
+    self="zeros_like(g)")
 AdaptiveAvgPool2DBackward0 = rule("AdaptiveAvgPool2DBackward0", "self",
                                   self="adaptive_avg_pool_grad(g, self)")
 AdaptiveAvgPool2DBackwardBackward0 = rule(
