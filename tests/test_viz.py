@@ -169,8 +169,41 @@ def test_show_saved_orange_boxes_dashed_lines(torch):
     assert all(h_ in saved for _, h_ in dashed)
     (h_box,) = [i for i, lines in saved.items() if lines[0] == "other, self (h)"]
     square = g.node_id(y.grad_fn.next_functions[0][0].next_functions[0][0])
-    assert [t for t, h_ in dashed if h_ == h_box] == [square, square]
+    # one line for both slots, its label naming them as the box does
+    assert [(t, a["label"]) for t, h_, a in edges if h_ == h_box] == [
+        (square, "saved as other, self")]
     assert all(a.get("dir") == "none" for *_, a in edges if a.get("style") == "dashed")
+
+
+@pytest.mark.parametrize("view", ["backward", "forward"])
+@pytest.mark.parametrize("engine", ["autograd_kit", "torch"])
+def test_a_tensor_an_op_saves_twice_gets_one_line_naming_both_slots(engine, view):
+    """``x * x`` saves x as self and as other; ``binary_cross_entropy(p, p)`` as
+    self and as target: one dashed line between the op and the tensor, whose
+    label names both slots (two lines put their labels side by side, read as
+    "saved as selfsaved as target"), whether the tensor has a box of its own (a
+    leaf, "saved_ref") or an orange one, in both views and every language."""
+    from autograd_kit.i18n import _, language
+    lib = pytest.importorskip(engine) if engine == "torch" else __import__(engine)
+    x = lib.tensor([1., 2.], requires_grad=True)
+    p = lib.tensor([0.25, 0.5], requires_grad=True)
+    h = x * 2
+    cases = [(x * x, {"x": x}, "x", "other, self"),
+             (lib.nn.functional.binary_cross_entropy(p, p), {"p": p}, "p", "self, target"),
+             (h * h, {}, None, "other, self")]
+    for root, names, saved, slots in cases:
+        for lang in ("en", "zh", "ru"):
+            with language(lang):
+                source = make_dot(root, names=names, show_saved=True, view=view).source
+                words = _("saved as {slot}").format(slot=slots)
+            nodes, edges = parse(source)
+            dashed = [(t, h_, a["label"]) for t, h_, a in edges if a.get("style") == "dashed"]
+            pairs = [(t, h_) for t, h_, _label in dashed]
+            assert len(pairs) == len(set(pairs)), dashed  # never two lines between two boxes
+            box = by_label(nodes, saved)[0] if saved else next(
+                i for i, a in nodes.items() if label(a)[0] == slots)
+            [(_t, _h, line)] = [d for d in dashed if box in d[:2]]
+            assert line == words
 
 
 def test_saved_leaf_gets_a_line_not_a_second_box(torch):

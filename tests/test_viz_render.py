@@ -400,3 +400,51 @@ def test_legend_and_dashed_labels_are_drawn(which):
     # the graph's own boxes are restyled as before, the legend stays as it is
     patched = g.restyle({"n3": {"fillcolor": "red"}})
     assert node_groups(patched)["legend0"] == groups["legend0"]
+
+
+def edge_label_boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """``(text, left, top, right, bottom)`` of every label on a line of the SVG,
+    from its position, anchor and font size (Courier: 0.6 of the size a character)."""
+    out = []
+    for group in ET.fromstring(svg).iter(SVG_NS + "g"):
+        if group.get("class") != "edge":
+            continue
+        for t in group.iter(SVG_NS + "text"):
+            size, x, y = float(t.get("font-size")), float(t.get("x")), float(t.get("y"))
+            width = 0.6 * size * len(t.text or "")
+            left = {"start": x, "middle": x - width / 2, "end": x - width}[t.get("text-anchor")]
+            out.append((t.text, left, y - size, left + width, y))
+    return out
+
+
+@pytest.mark.parametrize("view", ["backward", "forward"])
+@pytest.mark.parametrize("which", RENDERERS)
+def test_labels_of_dashed_lines_never_run_together(which, view):
+    """A tensor an op saves twice (``x * x``, ``h * h``, ``x / x``, the same tensor
+    as input and target of ``binary_cross_entropy``) is drawn with one dashed line
+    whose label names both slots: no two labels of lines overlap or touch (with
+    two lines, "saved as other" and "saved as self" were drawn side by side)."""
+    set_renderer(which)
+    x = ak.tensor([1., 2.], requires_grad=True)
+    p = ak.tensor([0.25, 0.5], requires_grad=True)
+    h = x * 2
+    roots = [(x * x, {"x": x}), (h * h, {}), (x / x, {"x": x}),
+             (ak.nn.functional.binary_cross_entropy(p, p), {"p": p}),
+             (ak.nn.functional.binary_cross_entropy(ak.sigmoid(x), p), {"x": x, "p": p})]
+    seen = set()
+    for root, names in roots:
+        boxes = edge_label_boxes(make_dot(root, names=names, show_saved=True,
+                                          view=view).svg())
+        gap = 0.6 * 8  # one character
+        touching = [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                    if a[1] < b[3] + gap and b[1] < a[3] + gap and a[2] < b[4] and b[2] < a[4]]
+        assert touching == []
+        seen |= {words for words, *_box in boxes}
+    assert {"saved as other, self", "saved as self, target", "saved as target"} <= seen
+
+
+def test_the_summary_counts_in_words():
+    """``<Graph: 1 node, 0 edges>``, not "1 nodes"."""
+    x = ak.tensor(2., requires_grad=True)
+    assert repr(make_dot(x)) == "<Graph: 1 node, 0 edges>"
+    assert repr(make_dot(x.exp())) == "<Graph: 4 nodes, 3 edges>"

@@ -899,3 +899,223 @@ def test_code_shown_calls_the_kit_what_the_notebook_calls_it(monkeypatch, name):
     assert name == "torch" or "torch.tensor(" not in shown
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # outside a notebook
     assert as_written("torch.ones(3)") == "torch.ones(3)"
+
+
+def test_code_shown_for_real_pytorch_says_torch_beside_a_kit_called_ak(monkeypatch):
+    """``lib=torch`` runs the bench on PyTorch: its code says ``torch.`` even in a
+    notebook that calls the kit ``ak`` (the kit's own benches there say ``ak.``)."""
+    import IPython
+    import autograd_kit
+    from autograd_kit.widgets._common import as_written
+    real = pytest.importorskip("torch")
+    monkeypatch.setattr(IPython, "get_ipython",
+                        lambda: _Kernel({"ak": autograd_kit, "torch": real}))
+    assert as_written("torch.ones(3)", real) == "torch.ones(3)"
+    assert as_written("torch.ones(3)") == "ak.ones(3)"
+    for shown in (DetachDemo(2.0, lib=real)._table(), DetachDemo(2.0, lib=real)._intro(),
+                  text(AccumulationDemo(lib=real).code.value)):
+        assert "torch.tensor(" in shown and "ak.tensor" not in shown
+    assert "ak.tensor(" in text(AccumulationDemo().code.value)
+
+
+def test_error_words_call_the_kit_what_the_notebook_calls_it(monkeypatch):
+    """The plain-word explanation of the kit's error names the fix the way the
+    learner writes it (``ak.ones_like``); PyTorch's keeps ``torch.``."""
+    import IPython
+    import autograd_kit
+    from autograd_kit.widgets._common import error_words
+    monkeypatch.setattr(IPython, "get_ipython", lambda: _Kernel({"ak": autograd_kit}))
+    y = ak.tensor([1., 2.], requires_grad=True) * 2
+    with pytest.raises(RuntimeError) as kit_error:
+        y.backward()
+    assert "gradient=ak.ones_like(root)" in error_words(kit_error.value)
+    assert "torch." not in error_words(kit_error.value)
+    real = pytest.importorskip("torch")
+    t = real.tensor([1., 2.], requires_grad=True) * 2
+    with pytest.raises(RuntimeError) as torch_error:
+        t.backward()
+    assert "gradient=torch.ones_like(root)" in error_words(torch_error.value, "PyTorch")
+
+
+# -- every label has room, in every language -----------------------------------------
+#: the widget library's widths (ipywidgets 8, at its 13 px font): a button or a
+#: toggle button without a width of its own, the text inside a tab, a description
+BUTTON_ROOM, TAB_ROOM, DESCRIPTION_ROOM, FONT_PX = 148 - 20, 144 - 20, 80, 13
+
+
+def px(words: str, size: float = FONT_PX) -> float:
+    """How wide ``words`` are drawn, on the generous side: a Chinese character is
+    a square, any other 0.6 of one."""
+    import unicodedata
+    return sum(size if unicodedata.east_asian_width(c) in "WF" else 0.6 * size
+               for c in words)
+
+
+def room(css: str | None, default: float) -> float:
+    """The width a CSS length leaves for a label (``auto``: as wide as the label)."""
+    if css in ("auto", "max-content", "fit-content", "initial"):
+        return float("inf")
+    if not css:
+        return default
+    assert css.endswith("px"), css  # a width in other units is not judged here
+    return float(css[:-2]) - 20
+
+
+def crowded_labels(widget) -> list[str]:
+    """The labels of ``widget`` and everything inside it that the width the
+    layout gives them would cut with "…"."""
+    import ipywidgets as W
+    from autograd_kit.widgets._common import WIDE_TABS, WIDE_TABS_CSS
+    styles = []
+
+    def html(w):
+        if isinstance(w, W.HTML):
+            styles.append(w.value)
+        for c in getattr(w, "children", ()):
+            html(c)
+    html(widget)
+    found = []
+
+    def visit(w):
+        if isinstance(w, W.ToggleButtons):
+            space = room(w.style.button_width, BUTTON_ROOM)
+            found.extend(label for label in w._options_labels if px(label) > space)
+        elif isinstance(w, W.Button):
+            if px(w.description) > room(w.layout.width, BUTTON_ROOM):
+                found.append(w.description)
+        elif isinstance(w, W.Tab):
+            wide = WIDE_TABS in w._dom_classes and any(WIDE_TABS_CSS in s for s in styles)
+            found.extend(t for t in w.titles if not wide and px(t) > TAB_ROOM)
+        elif isinstance(w, W.IntSlider):  # (a Play button shows no description)
+            if px(w.description) > room(w.style.description_width, DESCRIPTION_ROOM + 20):
+                found.append(w.description)
+        for c in getattr(w, "children", ()):
+            visit(c)
+    visit(widget)
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ru"])
+def test_every_button_tab_and_choice_label_has_room_for_its_words(lang):
+    """No label is cut with "…" ("on a slice of a sa…"): the in-place bench's
+    choices, the detach bench's tabs, every button, in every language."""
+    from autograd_kit.i18n import language
+    from autograd_kit.widgets._common import WIDE_TABS_CSS
+    with language(lang):
+        x, w, loss = small_graph()
+        benches = [InplaceDemo("saved slice"), DetachDemo(2.0), AccumulationDemo(),
+                   BackwardStepper(loss, names={"x": x, "w": w})]
+        assert [crowded_labels(b) for b in benches] == [[], [], [], []]
+        chooser = benches[0].chooser
+        assert chooser.style.button_width == "auto"
+        assert WIDE_TABS_CSS in benches[1].children[0].value
+
+
+def test_the_check_finds_a_cut_label():
+    """The check above is not blind: the library's own width cuts these."""
+    import ipywidgets as W
+    long = "on a slice of a saved tensor"
+    assert crowded_labels(W.ToggleButtons(options=[long, "clone"])) == [long]
+    assert crowded_labels(W.Tab(children=[W.HTML()], titles=["отдельный листовой тензор"]))
+    assert crowded_labels(W.Button(description=long)) == [long]
+    assert crowded_labels(W.Button(description=long, layout=W.Layout(width="auto"))) == []
+
+
+# -- no doubled full stop after a value ---------------------------------------------------
+DOUBLED_STOP = re.compile(r"\d\.\.(?!\.)|\d\.。")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ru"])
+def test_a_value_ending_in_a_dot_is_not_followed_by_another(lang):
+    """``k.grad = 4.`` is a float written as PyTorch writes it; no sentence puts a
+    full stop after it ("k.grad = 4.."), at any step, in any bench."""
+    from autograd_kit.i18n import language
+    with language(lang):
+        k = ak.tensor(2., requires_grad=True)
+        s = BackwardStepper(k * k, names={"k": k})
+        shown = []
+        for _ in range(s.total + 1):  # every step, then a second pass
+            shown += [text(s.status.value), text(s.panel.value)]
+            s.step()
+        shown += [text(s.status.value), text(s.panel.value)]
+        a = AccumulationDemo(x_value=2.0)
+        for act in (a.backward, a.backward, a.forward, a.zero_grad):
+            act()
+            shown.append(text(a.status.value))
+        shown.append(text(DetachDemo(2.0).children[0].value))
+    assert "k.grad = 4." in " ".join(shown)
+    assert [t for t in shown if DOUBLED_STOP.search(t)] == []
+
+
+# -- the chart -----------------------------------------------------------------------------
+def chart_texts(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """``(text, left, top, right, bottom)`` of every text of the chart, as drawn:
+    from its position, anchor and width (``textLength`` when it is squeezed)."""
+    import html as h
+    out = []
+    for m in re.finditer(r"<text ([^>]*)>([^<]*)</text>", svg):
+        attrs = dict(re.findall(r"([\w-]+)='([^']*)'", m[1]))
+        words = h.unescape(m[2])
+        width = float(attrs.get("textLength", px(words, 10)))
+        x, y = float(attrs["x"]), float(attrs["y"])
+        left = {"start": x, "middle": x - width / 2, "end": x - width}[
+            attrs.get("text-anchor", "start")]
+        out.append((words, left, y - 8, left + width, y + 2))
+    return out
+
+
+def chart_of(lang: str, clicks: int) -> str:
+    from autograd_kit.i18n import language
+    with language(lang):
+        d = AccumulationDemo(x_value=1.5)
+        for k in range(clicks):
+            (d.backward, d.forward, lambda: d.backward(True), d.zero_grad)[k % 4]()
+        return d.chart.value
+
+
+@pytest.mark.parametrize("clicks", [1, 7, 25, 140])
+@pytest.mark.parametrize("lang", ["en", "zh", "ru"])
+def test_no_text_of_the_chart_overlaps_another_or_leaves_it(lang, clicks):
+    """Axis title, tick labels, values and the label above: each in a place of
+    its own, inside the chart, for a few clicks and for many, in every language."""
+    from autograd_kit.widgets import plot
+    svg = chart_of(lang, clicks)
+    texts = chart_texts(svg)
+    touching = [(a[0], b[0]) for i, a in enumerate(texts) for b in texts[i + 1:]
+                if a[1] < b[3] + 2 and b[1] < a[3] + 2 and a[2] < b[4] and b[2] < a[4]]
+    assert touching == []
+    assert all(0 <= left and right <= plot.W and 0 <= top and bottom <= plot.H
+               for _w, left, top, right, bottom in texts)
+
+
+@pytest.mark.parametrize("clicks", [7, 25, 140])
+def test_the_chart_counts_clicks_in_whole_numbers(clicks):
+    """The x axis is labelled with click numbers: integers, from 0, evenly spaced
+    (every 1, 2, 5, 10... clicks), and the axis title has a line of its own
+    below them."""
+    svg = chart_of("en", clicks)
+    texts = chart_texts(svg)
+    lowest = max(bottom for w, *_box, bottom in texts if w.isdigit())
+    ticks = [t for t in texts if t[0].isdigit() and t[4] == lowest]  # the bottom row
+    numbers = [int(t[0]) for t in ticks]
+    assert numbers[0] == 0 and len(numbers) >= 3
+    step = numbers[1] - numbers[0]
+    assert step in (1, 2, 5, 10, 20, 50) and numbers == list(range(0, clicks + 1, step))
+    [title] = [t for t in texts if t[0] == "click"]
+    assert title[2] >= lowest  # its top under the numbers' bottom
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ru"])
+def test_the_charts_label_fits_its_width_in_every_language(lang):
+    """The label above the chart (the y values' name) is drawn whole: within
+    the chart's width, squeezed by ``textLength`` if a translation needed it."""
+    from autograd_kit.i18n import _, language
+    from autograd_kit.widgets import plot
+    with language(lang):
+        label = _("x.grad after each click")
+    svg = chart_of(lang, 3)
+    [(words, left, _t, right, _b)] = [t for t in chart_texts(svg) if t[0] == label]
+    assert 0 <= left and right <= plot.W
+    long = plot.line_chart([(0, 1.0), (1, 2.0)], "x" * 200)
+    [(_w, left, _t, right, _b)] = [t for t in chart_texts(long) if t[0] == "x" * 200]
+    assert 0 <= left and right <= plot.W and "textLength" in long

@@ -170,6 +170,8 @@ def error_words(err: BaseException, who: str = ENGINE, root=None) -> str:
     words = saved_modified_words(facts, who) if facts.kind == "saved_modified" else None
     if words is None and facts.kind in ERROR_WORDS:
         words = _(ERROR_WORDS[facts.kind])
+        if who == ENGINE:  # "torch.no_grad()" as the notebook calls the kit: ak.no_grad()
+            words = as_written(words)
     return words or spaced(_("{who} stopped with an error.").format(who=who_text(who)))
 
 
@@ -308,15 +310,20 @@ def _kernel_shell():
 _TORCH_WORD = re.compile(r"\btorch\.")
 
 
-def as_written(code: str) -> str:
-    """Code a widget shows, with the kit called what the notebook calls it:
-    ``ak.tensor(...)`` after ``import autograd_kit as ak`` (``torch`` outside a
-    notebook, or when the notebook gave the kit no name)."""
+def as_written(code: str, lib=None) -> str:
+    """Code a widget shows (written with ``torch.``), with the library that runs
+    it called what the notebook calls it: ``ak.tensor(...)`` after ``import
+    autograd_kit as ak``.  ``lib`` is the module whose tensors the widget makes:
+    autograd_kit (the default) or the real ``torch`` (``lib=torch``), which stays
+    ``torch.`` even in a notebook that also calls the kit ``ak``.  Outside a
+    notebook, or when the notebook gave the module no name, the code keeps
+    ``torch.``, the spelling the kit mirrors."""
     import autograd_kit
+    module = autograd_kit if lib is None else lib
     shell = _kernel_shell()
     space = getattr(shell, "user_ns", None) or {}
     name = next((k for k, v in list(space.items())
-                 if v is autograd_kit and k.isidentifier() and not k.startswith("_")), "torch")
+                 if v is module and k.isidentifier() and not k.startswith("_")), "torch")
     return code if name == "torch" else _TORCH_WORD.sub(name + ".", code)
 
 
@@ -425,6 +432,37 @@ class Bench(W.VBox):
             bundle["text/plain"] = repr(self)
             bundle["text/html"] = self.still_html()
         return bundle
+
+
+#: the widget library gives every toggle button and every tab one fixed width
+#: (about 150 px), and cuts a longer label with "…" ("on a slice of a sa…",
+#: and more often in Russian); these widgets' choices are as wide as their labels
+WIDE_TABS = "ak-wide-tabs"
+WIDE_TABS_CSS = ("<style>"
+                 ".jupyter-widgets.jupyter-widget-tab.ak-wide-tabs > .lm-TabBar .lm-TabBar-tab, "
+                 ".jupyter-widgets.widget-tab.ak-wide-tabs > .p-TabBar .p-TabBar-tab "
+                 "{flex: 0 0 auto; max-width: none}"
+                 ".jupyter-widgets.jupyter-widget-tab.ak-wide-tabs > .lm-TabBar "
+                 ".lm-TabBar-content, "
+                 ".jupyter-widgets.widget-tab.ak-wide-tabs > .p-TabBar .p-TabBar-content "
+                 "{flex-wrap: wrap}</style>")
+
+
+def choices(options: list, value) -> W.ToggleButtons:
+    """Toggle buttons, each as wide as its own label (``options``: ``(label,
+    key)`` pairs), so that no label is cut, in any language."""
+    return W.ToggleButtons(options=options, value=value, style={"button_width": "auto"})
+
+
+def wide_tabs(children: list, titles: list[str]) -> W.Tab:
+    """A Tab whose titles are shown whole: each tab as wide as its title (they
+    wrap onto a second row when the notebook is narrow).  The rule that does it
+    is :data:`WIDE_TABS_CSS`, which the bench must show in one of its HTML widgets."""
+    tab = W.Tab(children=children)
+    for i, title in enumerate(titles):
+        tab.set_title(i, title)
+    tab.add_class(WIDE_TABS)
+    return tab
 
 
 def button(description: str, handler, tooltip: str = "", width: str = "auto") -> W.Button:

@@ -56,9 +56,10 @@ class AccumulationDemo(Bench):
         try:
             value = float(x_value)
         except (TypeError, ValueError):
-            self.problem = _("x_value must be a number (it becomes x = torch.tensor(value, "
-                             "requires_grad=True)); it was given {value}.").format(
-                value=repr(x_value))
+            self.problem = as_written(_(
+                "x_value must be a number (it becomes x = torch.tensor(value, "
+                "requires_grad=True)); it was given {value}.").format(value=repr(x_value)),
+                self.lib)
         else:
             self.x = self.lib.tensor(value, requires_grad=True)
             self._build_loss()
@@ -146,7 +147,7 @@ class AccumulationDemo(Bench):
             self.code.value = ""
             self.status.value = box(esc(self.problem), "error")
             return
-        code = as_written(f"x = torch.tensor({values(self.x)}, requires_grad=True)")
+        code = as_written(f"x = torch.tensor({values(self.x)}, requires_grad=True)", self.lib)
         self.code.value = (f"<pre style='margin:2px 0'>{esc(code)}\n{esc(self.label)}"
                            "</pre>")
         action = self.history[-1][0] if self.history else "start"

@@ -22,7 +22,8 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, Bench, as_written, box, esc, picture_html, values
+from ._common import TABLE, WIDE_TABS_CSS, Bench, as_written, box, esc, picture_html, \
+    values, wide_tabs
 
 CUT = {"color": "#d62728", "style": "filled,dashed", "penwidth": "2"}
 
@@ -66,13 +67,12 @@ class DetachDemo(Bench):
             return
         self.problem = None
         for title, code, make in WAYS:
-            self.results.append(self._build(title, as_written(code.format(v=self._v())),
-                                            make))
+            self.results.append(self._build(
+                title, as_written(code.format(v=self._v()), self.lib), make))
         self.table = W.HTML(self._table())
-        self.tabs = W.Tab(children=[W.HTML(self._card(r)) for r in self.results])
-        for i, r in enumerate(self.results):
-            self.tabs.set_title(i, _(r["way"]))
-        self.children = [W.HTML(self._intro()), self.table, self.tabs]
+        self.tabs = wide_tabs([W.HTML(self._card(r)) for r in self.results],
+                              [_(r["way"]) for r in self.results])
+        self.children = [W.HTML(WIDE_TABS_CSS + self._intro()), self.table, self.tabs]
 
     def _v(self) -> str:
         return values(self.lib.tensor(self.x_value))
@@ -93,13 +93,14 @@ class DetachDemo(Bench):
 
     def _intro(self) -> str:
         v = self._v()
+        x = as_written(f"x = torch.tensor({v}, requires_grad=True)", self.lib)
         red = f"<span style='border:2px dashed #d62728;padding:0 3px'>{_('Red dashed')}</span>"
         return "<div>" + _(
             "Five ways to build {y} with {x} and {c} worth {v}, then {backward}. Same value "
             "of y, different graphs, different gradients. {red} = a value MulBackward0 "
             "uses but sends no gradient to (a cut edge).").format(
             y="<code>y = x * c</code>",
-            x=f"<code>{esc(as_written(f'x = torch.tensor({v}, requires_grad=True)'))}</code>",
+            x=f"<code>{esc(x)}</code>",
             c="<code>c</code>", v=esc(v), backward="<code>y.backward()</code>",
             red=red) + "</div>"
 

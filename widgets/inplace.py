@@ -26,8 +26,8 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, Bench, as_written, box, button, driving, esc, explain, \
-    picture_html, still_html, values
+from ._common import TABLE, Bench, as_written, box, button, choices, driving, esc, \
+    explain, picture_html, still_html, values
 
 _SETUP = ("x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
           "y = x * 2\n"
@@ -169,9 +169,10 @@ class InplaceDemo(Bench):
     def __init__(self, case: str = "leaf") -> None:
         super().__init__()
         self.results: dict[str, Attempt] = {}
-        self.chooser = W.ToggleButtons(options=[(_(v[0]), k) for k, v in CASES.items()],
-                                       value=case if case in CASES else "leaf")
+        self.chooser = choices([(_(v[0]), k) for k, v in CASES.items()],
+                               case if case in CASES else "leaf")
         self.try_button = button(_("try it"), lambda: self.attempt(self.chooser.value))
+        self.try_button.layout.align_self = "flex-start"  # its own width, not the bench's
         self.report = W.HTML()
         self.chooser.observe(lambda _c: self._show(), names="value")
         problem = "" if case in CASES else box(esc(

@@ -402,7 +402,9 @@ def _saved(b: _Builder, fns: list) -> None:
     slot names.  Saved boxes hang below their op in the backward view (as in
     torchviz) and sit above it, like an input, in the forward view.  Each dashed
     line is labelled with the slot it fills: "saved as self" (the words in the
-    kit's current language, the slot's name as PyTorch spells it)."""
+    kit's current language, the slot's name as PyTorch spells it); a tensor an
+    op saved in two slots (``x * x``) gets one line naming both, "saved as
+    other, self"."""
     drawn = set(b.box)
     slots: dict[int, tuple[object, list[str]]] = {}
     pending: list[tuple[object, object, str]] = []
@@ -423,9 +425,15 @@ def _saved(b: _Builder, fns: list) -> None:
         lines = partial(labels.saved_lines, shown, unique, var_name, b.opts.show_values)
         box = b.add("s", "saved", "saved", lines, value)
         box.freed = isinstance(value, _Freed) and value.marker.reason == "freed"
+    # one dashed line per op and tensor, naming every slot it fills ("saved as
+    # other, self"): two lines between the same boxes would put their labels
+    # side by side, run together ("saved as othersaved as self")
+    lines: dict[tuple[int, int], tuple[object, object, list[str]]] = {}
     for fn, value, slot in pending:
+        lines.setdefault((id(fn), id(value)), (fn, value, []))[2].append(slot)
+    for fn, value, slots in lines.values():
         kind = "saved_ref" if id(value) in drawn else "saved"
-        label = _("saved as {slot}").format(slot=slot)
+        label = _("saved as {slot}").format(slot=", ".join(dict.fromkeys(slots)))
         if b.opts.view == "forward":
             b.edge(value, fn, kind, label)
         else:

@@ -168,8 +168,9 @@ class Graph(DigraphIdioms):
             strong[k] = None
 
     def summary(self) -> str:
-        """``<Graph: 5 nodes, 4 edges>``"""
-        return f"<Graph: {len(self._data.nodes)} nodes, {len(self._data.edges)} edges>"
+        """``<Graph: 5 nodes, 4 edges>`` (``1 node``, ``1 edge`` for one)."""
+        return f"<Graph: {_count(len(self._data.nodes), 'node')}, " \
+               f"{_count(len(self._data.edges), 'edge')}>"
 
     __repr__ = summary
 
@@ -276,6 +277,11 @@ class Graph(DigraphIdioms):
             return ""
         return (f" (shown folded to {len(shown._plain.nodes):,} boxes; graph.show_max = None"
                 f" shows all)")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 node``, ``2 nodes`` (the summary is English, as graphviz's reprs are)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 SOURCE_LINES = 30  # lines of DOT shown when the picture can't be drawn
