@@ -96,7 +96,7 @@ class Node:
         if attr.startswith("_raw_saved_"):
             saved = object.__getattribute__(self, "_saved")
             key = attr[11:]
-            if key in saved:
+            if key in saved and key[:1] != "_":
                 value = saved[key]
                 if value.__class__ is SavedTensor:
                     return value
@@ -107,7 +107,7 @@ class Node:
         if attr.startswith("_saved_"):
             key = attr[7:]
             saved = object.__getattribute__(self, "_saved")
-            if key in saved:
+            if key in saved and key[:1] != "_":  # (a key "_x": the formulas' own, see __dir__)
                 value = saved[key]
                 if not isinstance(value, SavedTensor):
                     if key in self._frees and value.__class__ in _NUMBERS:
@@ -130,8 +130,12 @@ class Node:
         return Tensor._make(backend.make_array(value, getattr(backend, _NUMBERS[value.__class__])))
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | {"_saved_" + k for k in self._saved}
-                      | {"_raw_saved_" + k for k in self._saved})
+        # A saved key that starts with "_" is kept for the formulas only, not
+        # shown: what PyTorch keeps in a node's metadata (an input's shape),
+        # not as a saved value.
+        shown = [k for k in self._saved if k[:1] != "_"]
+        return sorted(set(super().__dir__()) | {"_saved_" + k for k in shown}
+                      | {"_raw_saved_" + k for k in shown})
 
     @property
     def metadata(self) -> dict:

@@ -567,6 +567,33 @@ CASES: dict[str, list[Case]] = {
           lambda x: x.cumprod(-1)),
         C("cumprod-0d", normal(()), lambda x: x.cumprod(0)),
     ],
+    "IndexSelectBackward0": [
+        C("index_select", normal((3, 4)), lambda x: x.index_select(1, ak.tensor([3, 0, 3]))),
+        C("index_select-dim0", normal((3, 2)), lambda x: ak.index_select(x, 0, ak.tensor([2]))),
+    ],
+    "IndexAddBackward0": [
+        C("index_add", normal((3, 4), (3, 2)),
+          lambda x, s: x.index_add(1, ak.tensor([2, 2]), s, alpha=1.5)),
+        C("index_add_-inplace", normal((3, 2), (2, 2)),
+          lambda x, s: cloned(x).index_add_(0, ak.tensor([1, 0]), s)),
+    ],
+    "MaskedSelectBackward0": [
+        C("masked_select", normal((3, 4)),
+          lambda x: x.masked_select(ak.tensor(np.eye(3, 4, dtype=bool)))),
+        C("masked_select-broadcast", normal((1, 4)),
+          lambda x: ak.masked_select(x, ak.tensor([[True, False, False, True]] * 2))),
+    ],
+    "MaskedScatterBackward0": [
+        C("masked_scatter", normal((3, 4), (5,)),
+          lambda x, s: x.masked_scatter(ak.tensor(np.eye(3, 4, dtype=bool)), s)),
+        C("masked_scatter_-inplace", normal((2, 3), (2, 2)),
+          lambda x, s: cloned(x).masked_scatter_(ak.tensor([[True, False, True]] * 2), s)),
+    ],
+    "MaskedScatterBackwardBackward0": [
+        C("masked_scatter-kernel", normal((3, 4), (5,), (3, 4)), lambda x, s, g: ak.autograd.grad(
+            x.masked_scatter(ak.tensor(np.eye(3, 4, dtype=bool)), s), s, g,
+            create_graph=True)[0]),
+    ],
     "GatherBackward0": [
         C("gather", normal((3, 4)), lambda x: x.gather(1, ak.tensor([[0, 3, 0], [2, 2, 1]]))),
         C("gather-dim0-repeats", normal((3, 2)),

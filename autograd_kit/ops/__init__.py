@@ -9,6 +9,7 @@
 ``diagonal`` diagonal diag trace tril triu        ``unary_more`` log1p expm1 tan cumsum...
 ``moments`` var_mean, std_mean (one node, two outputs)
 ``scatter`` gather scatter scatter_add (along one dimension)   ``products`` cumprod
+``index_select`` index_select index_add   ``masked`` masked_select masked_scatter
 ``scalar`` tensor-and-number ops of the formulas (MulBackward1...)
 ``kernels`` backward kernels recorded as ops (TanhBackwardBackward0...)
 ``module_forms`` torch.sin_(x), x.new_full...: other spellings of the ops above
@@ -19,8 +20,8 @@ from __future__ import annotations
 from .. import backend, errors
 from ..tensor import Tensor
 from . import (arith, compare, conv, conv_kernel, convert, creation, formula_env, indexing,
-               inplace, kernels, loss, loss_more, module_forms, pooling, random_creation,
-               random_fill, reduce, scalar, scatter, shape, unary)
+               index_select, inplace, kernels, loss, loss_more, masked, module_forms, pooling,
+               random_creation, random_fill, reduce, scalar, scatter, shape, unary)
 
 formula_env._install()
 
@@ -85,6 +86,8 @@ METHODS = {
     "where": lambda self, cond, other: shape.where(cond, self, other),
     "masked_fill": shape.masked_fill, "index_fill": indexing.index_fill,
     "gather": scatter.gather, "scatter": scatter.scatter, "scatter_add": scatter.scatter_add,
+    "index_select": index_select.index_select, "index_add": index_select.index_add,
+    "masked_select": masked.masked_select, "masked_scatter": masked.masked_scatter,
     # comparisons and logic (no gradient)
     "eq": compare.eq, "ne": compare.ne, "lt": compare.lt, "le": compare.le,
     "gt": compare.gt, "ge": compare.ge, "__eq__": compare.eq, "__ne__": compare.ne,
@@ -139,6 +142,10 @@ METHODS = {
         self, lambda old, s: scatter.scatter(old, dim, index, s, value, reduce=reduce), src),
     "scatter_add_": lambda self, dim, index, src: inplace.inplace(
         self, lambda old, s: scatter.scatter_add(old, dim, index, s), src),
+    "index_add_": lambda self, dim, index, source, *, alpha=1: inplace.inplace(
+        self, lambda old, s: index_select.index_add(old, dim, index, s, alpha=alpha), source),
+    "masked_scatter_": lambda self, mask, source: inplace.inplace(
+        self, lambda old, s: masked.masked_scatter(old, mask, s), source),
     "__iadd__": _operator(_ip(arith.add, "add")),
     "__isub__": _operator(_ip(arith.sub, "subtract")),
     "__imul__": _operator(_ip(arith.mul, "multiply")),

@@ -78,7 +78,7 @@ class ConvolutionBackwardBackward0(MultiOutputNode):
             part = conv2d_forward(x, gw_in, None, stride, padding, dilation, out)
             for_g = part if for_g is None else for_g + part
         if gb_in is not None:
-            part = gb_in.view(1, -1, 1, 1).expand(*g.shape)
+            part = gb_in.reshape(1, -1, 1, 1).expand(*g.shape)
             for_g = part if for_g is None else for_g + part
         for_x = None if gw_in is None else \
             conv_input_grad(g, x, gw_in, stride, padding, dilation)

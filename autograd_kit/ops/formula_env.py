@@ -315,6 +315,9 @@ def select_indices(g, dim, index):
     """The slices of g along ``dim`` at ``index``, each named index once (the
     value of an index fill went into each of them once)."""
     once = _xp(_raw(index)).unique(_raw(index).reshape(-1))
+    if _is_tensor(g) and g.ndim:  # PyTorch's index_select (IndexSelectBackward0)
+        from .index_select import index_select
+        return index_select(g, dim, Tensor._make(once))
     return g[select_key(dim, once) if g.ndim else ()]
 
 
@@ -562,6 +565,14 @@ def var_backward(g, self, dim, correction, keepdim, constant_without_dof=True):
     return mul_scalar(g, 2.0 / dof if dof else math.inf) * centered
 
 
+def mean_backward(g, self, dims, keepdim):
+    """A mean's gradient: g put back over the reduced dims, divided by their
+    count (PyTorch's ``sum_backward(g) / N``: a DivBackward1 on Tensors)."""
+    from .scalar import div_scalar
+    return div_scalar(expand(unsqueeze_dims(g, dims, keepdim), tuple(self.shape)),
+                      count_of(self, dims))
+
+
 def without_dof(self):
     """2 / (N - correction) with no degrees of freedom left is infinite, and
     PyTorch's gradient of a whole-tensor variance there is g times this
@@ -702,14 +713,15 @@ _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indic
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
           expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
-          product_of_others, var_backward, std_backward, mm_mat2_grad, count_of, select_key,
+          product_of_others, var_backward, std_backward, mean_backward, mm_mat2_grad, count_of,
+          select_key,
           slice_key, zero_at,
           split_sizes, unbind, repeat_backward, inverse_permutation, floor_divide,
           not_implemented, clamp_grad, threshold_backward, leaky_relu_backward, gelu_slope)
 
 
 def _install():
-    from . import convert, indexing, loss, products, scatter
+    from . import convert, index_select, indexing, loss, masked, products, scatter
     ENV.update({fn.__name__: fn for fn in _WORDS})
     ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
     ENV.update({
@@ -727,4 +739,6 @@ def _install():
         "gather_backward": scatter.gather_backward,
         "scatter_into_zeros": scatter.scatter_into_zeros,
         "prod_backward": products.prod_backward, "cumprod_backward": products.cumprod_backward,
+        "index_select_backward": index_select.index_select_backward,
+        "index_add_source_grad": index_select.index_add_source_grad,
     })

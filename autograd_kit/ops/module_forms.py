@@ -12,6 +12,8 @@ from ..tensor import Tensor
 from . import arith, compare, convert, indexing
 from . import diagonal as _diag
 from . import ordering, shape, unary, unary_more
+from . import index_select as _index_select
+from . import masked as _masked
 from . import products as _products
 from . import scatter as _scatter
 from .arith import matmul
@@ -162,6 +164,8 @@ FUNCTIONS = {
     "cumprod": _products.cumprod,
     "sgn": unary_more.sgn, "logit": unary.logit, "index_fill": indexing.index_fill,
     "gather": _scatter.gather, "scatter": _scatter.scatter, "scatter_add": _scatter.scatter_add,
+    "index_select": _index_select.index_select, "index_add": _index_select.index_add,
+    "masked_select": _masked.masked_select, "masked_scatter": _masked.masked_scatter,
 }
 
 

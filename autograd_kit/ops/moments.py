@@ -16,15 +16,13 @@ what the other needs, as in PyTorch.
 """
 from __future__ import annotations
 
-import warnings
-
 from .. import backend
 from ..grad_mode import is_grad_enabled, no_grad
 from ..graph import SavedTensor, edge
-from ..multi_output import MultiOutputNode
+from ..multi_output import MultiOutputNode, OutputEdge
 from ..tensor import Tensor
 from ._rules import NODE_CLASSES
-from .formula_env import count_of, div_or_zero, mean, unsqueeze_dims, without_dof
+from .formula_env import mean_backward, std_backward, var_backward
 from .reduce import normalize_dims, spread_array
 
 
@@ -33,30 +31,35 @@ class _MomentsBackward(MultiOutputNode):
     input_names = ("self",)
 
     def apply(self, g, needed=None):
+        """PyTorch's var_mean_backward / std_mean_backward: the variance's (or
+        the std's) gradient, plus the mean's, each written as PyTorch writes
+        it (a Scalar times g: MulBackward1; g / N: DivBackward1), and for the
+        std the node's own result, not a recomputed one."""
         kw = {k: (v.unpack(self, k) if isinstance(v, SavedTensor) else v)
               for k, v in self._saved.items()}
-        x, c, keepdim = kw["self"], kw["correction"], kw["keepdim"]
-        dims = normalize_dims(kw["dim"], x.ndim)
+        x, c, keepdim, dim = kw["self"], kw["correction"], kw["keepdim"], kw["dim"]
+        dims = normalize_dims(dim, x.ndim)
+        dim = None if dim is None or not x.ndim else dims  # (a 0-d x: all of it)
         c = 1 if c is None else c
         spread, g_mean = g.slots
-        n = count_of(x, dims)
-        centred = x - mean(x, dims, True)
         grad = None
         if spread is not None:
-            spread = unsqueeze_dims(spread, dims, keepdim)
-            if self.is_std:  # d s = d v / (2 s): the variance's own rule after that
-                with warnings.catch_warnings():  # (forward said it already)
-                    warnings.simplefilter("ignore", UserWarning)
-                    s = x.std(dims, keepdim=True, correction=c)  # (wide: no overflow)
-                spread = div_or_zero(spread, 2 * s)
-            if n - c <= 0 and not self.is_std and (kw["dim"] is None or not x.ndim):
-                grad = spread * without_dof(x)  # (PyTorch's constant: see without_dof)
+            if self.is_std:
+                grad = std_backward(spread, x, self._own_result(kw["result0"]), dim, c, keepdim)
             else:
-                grad = spread * 2 * centred / (n - c)
+                grad = var_backward(spread, x, dim, c, keepdim)
         if g_mean is not None:
-            part = unsqueeze_dims(g_mean, dims, keepdim) / n
-            grad = part.expand(*x.shape) if grad is None else grad + part
+            part = mean_backward(g_mean, x, dims, keepdim)
+            grad = part if grad is None else grad + part
         return (grad,)
+
+    def _own_result(self, result):
+        """The saved std as output 0 of this node: its gradient enters through
+        output 0's edge (the one its tensor had, or a new one if that is gone)."""
+        refs = (self._extra or {}).get("edges", ())
+        edge0 = refs[0]() if refs else None
+        result._grad_fn = edge0 if edge0 is not None else OutputEdge(self, 0, 2)
+        return result
 
     def apply_array(self, g, needed=None, borrowed=None):
         (out,) = self.apply(g.map(Tensor._make))
@@ -66,17 +69,15 @@ class _MomentsBackward(MultiOutputNode):
 class VarMeanBackward0(_MomentsBackward):
     __slots__ = ()
     is_std = False
-    formula_text = {"self": "unsqueeze_dims(grads[0], dim, keepdim) * 2 * (self - mean(self, dim,"
-                            " True)) / (count_of(self, dim) - correction)"
-                            " + unsqueeze_dims(grads[1], dim, keepdim) / count_of(self, dim)"}
+    formula_text = {"self": "var_backward(grads[0], self, dim, correction, keepdim)"
+                            " + mean_backward(grads[1], self, dim, keepdim)"}
 
 
 class StdMeanBackward0(_MomentsBackward):
     __slots__ = ()
     is_std = True
-    formula_text = {"self": "unsqueeze_dims(div_or_zero(grads[0], result0), dim, keepdim)"
-                            " * (self - mean(self, dim, True)) / (count_of(self, dim) - correction)"
-                            " + unsqueeze_dims(grads[1], dim, keepdim) / count_of(self, dim)"}
+    formula_text = {"self": "std_backward(grads[0], self, result0, dim, correction, keepdim)"
+                            " + mean_backward(grads[1], self, dim, keepdim)"}
 
 
 for _cls in (VarMeanBackward0, StdMeanBackward0):

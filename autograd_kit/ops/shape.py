@@ -512,7 +512,7 @@ RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
 MaskedFillBackward0 = rule("MaskedFillBackward0", "mask", self="masked_fill(g, mask, 0)")
 MaskedFillBackward1 = rule("MaskedFillBackward1", "mask",
-                           self="masked_fill(g, mask, 0)", value="sum(where(mask, g, 0.0))")
+                           self="masked_fill(g, mask, 0)", value="sum(masked_select_of(g, mask))")
 StackBackward0 = rule("StackBackward0", "dim", variadic="unbind(g, dim)")
 WhereBackward0 = rule("WhereBackward0", "condition",
                       self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")
