@@ -181,6 +181,11 @@ OPS = {
     "op-ceil": (normal((3, 4)), lambda lib, x: lib.ceil(x)),
     "op-clamp-max": (distinct((3, 4)), lambda lib, x: lib.clamp(x, max=0.25)),
     "op-remainder": (normal((3, 4)), lambda lib, x: lib.remainder(x, 0.75)),
+    "op-remainder-tensor": (lambda rng: (rng.uniform(0.1, 0.4, (3, 4))
+                                         + rng.integers(-3, 3, (3, 4)),
+                                         rng.uniform(1.0, 2.0, (3, 4))),
+                            lambda lib, a, b: lib.remainder(a, b)),
+    "op-clamp_max": (distinct((3, 4)), lambda lib, x: lib.clamp_max(x, -0.5)),
     "op-leaky-relu_-inplace": (distinct((3, 4)),
                                lambda lib, x: F(lib).leaky_relu_(x * 1, 0.2)),
     "op-var-mean": (normal((3, 4)), lambda lib, x: sum(lib.var_mean(x, 1))),
