@@ -30,18 +30,13 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor
 from ._rules import RESULT, record, rule
-from .reduce import wrap_dim
+from .unary_more import running_input
 
 
 def cumprod(x, dim, *, dtype=None):
     """``out_j = x_0 · x_1 · ... · x_j`` along ``dim`` (CumprodBackward0);
     integers and booleans multiply in int64, as in PyTorch."""
-    a = x._data
-    d = wrap_dim(dim, a.ndim) if a.ndim else 0
-    if dtype is not None:
-        a = a.astype(backend.np_dtype(dtype))
-    elif a.dtype.kind in "biu":
-        a = a.astype(backend.int64.np)
+    a, d = running_input(x, dim, dtype)
     out = backend.cumprod(a, d) if a.ndim else a.copy()
     return record(CumprodBackward0, out, (x,), self=x, dim=d, result=RESULT)
 

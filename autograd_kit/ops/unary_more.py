@@ -59,13 +59,20 @@ def sgn(x):
     return record(SgnBackward0, out._data, (x,), self=x, result=RESULT)
 
 
-def cumsum(x, dim, dtype=None):
+def running_input(x, dim, dtype=None):
+    """(array, axis) of a running sum or product along ``dim``: cast to
+    ``dtype``, or (integers and booleans) to int64, as PyTorch accumulates."""
     a = x._data
     d = wrap_dim(dim, a.ndim) if a.ndim else 0
     if dtype is not None:
         a = a.astype(backend.np_dtype(dtype))
     elif a.dtype.kind in "biu":
         a = a.astype(backend.int64.np)
+    return a, d
+
+
+def cumsum(x, dim, dtype=None):
+    a, d = running_input(x, dim, dtype)
     out = a.cumsum(axis=d) if a.ndim else a.copy()
     return record(CumsumBackward0, out, (x,), dim=d)
 
