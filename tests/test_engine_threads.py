@@ -214,3 +214,26 @@ def test_one_accumulator_per_leaf_under_a_slow_constructor(monkeypatch):
             seen[i] = id(node)
         _together(4, work)
         assert len(set(seen)) == 1
+
+
+def test_in_place_ops_of_many_threads_each_save_their_own_clone(busy_switching):
+    """An in-place op saves a clone of the old value it reads (CloneBackward0);
+    the op's note of which value that is belongs to its own thread, so ops
+    running together neither miss their clone nor take another thread's."""
+    from autograd_kit.ops._rules import ORIGINAL
+    seen = {}
+
+    def work(i):
+        for k in range(30):
+            a = ak.tensor([float(i + 1), 2.0], requires_grad=True)
+            b = ak.tensor([3.0, float(k + 1)], requires_grad=True)
+            c = a * 1.0
+            c.mul_(b)
+            saved = c.grad_fn._saved_self
+            chain = (saved.grad_fn.name(), saved.grad_fn.next_functions[0][0].name())
+            seen[(i, k)] = (chain, saved.tolist())
+    _together(6, work)
+    assert ORIGINAL.old is None
+    for (i, _k), (chain, old) in seen.items():
+        assert chain == ("CloneBackward0", "MulBackward0")
+        assert old == [float(i + 1), 2.0]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import threading
 
 from .. import backend, errors
 from ..graph import NUMBER_FREED, Node, SavedTensor, next_node, raise_freed, refresh_view
@@ -380,7 +381,7 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
             else:
                 if v is RESULT:
                     saved[k] = SavedTensor(out, is_output=True)
-                elif v is ORIGINAL[0] and k == "self":
+                elif k == "self" and v is ORIGINAL.old:
                     saved[k] = SavedTensor(_original_clone())
                 else:
                     saved[k] = SavedTensor(v)
@@ -390,20 +391,26 @@ def _node_and_output(cls, data, nexts, meta, mask, saved):
     return out
 
 
-# While an in-place op computes its new value, ORIGINAL holds [the alias of the
-# tensor's old value, its clone or None].  A node that saves that old value as
-# ``self`` saves a clone of it instead, made once: PyTorch's generated code does
-# ``original_self = self.clone()`` for in-place ops, so the saved tensor's own
-# history starts with a CloneBackward0 (seen under ``create_graph=True``).
-ORIGINAL: list = [None, None]
+# While an in-place op computes its new value, ORIGINAL.old is the alias of the
+# tensor's old value (per thread: ops of two threads do not see each other's).
+# A node that saves that old value as ``self`` saves a clone of it instead, made
+# once (ORIGINAL.clone): PyTorch's generated code does ``original_self =
+# self.clone()`` for in-place ops, so the saved tensor's own history starts with
+# a CloneBackward0 (seen under ``create_graph=True``).
+class _Original(threading.local):
+    old = None
+    clone = None
+
+
+ORIGINAL = _Original()
 
 
 def _original_clone():
-    if ORIGINAL[1] is None:
+    if ORIGINAL.clone is None:
         from .shape import CloneBackward0
-        old = ORIGINAL[0]
-        ORIGINAL[1] = record_one(CloneBackward0, old._data, old, {})  # (old is private)
-    return ORIGINAL[1]
+        old = ORIGINAL.old
+        ORIGINAL.clone = record_one(CloneBackward0, old._data, old, {})  # (old is private)
+    return ORIGINAL.clone
 
 
 _PLAIN = {int, float, bool, str, tuple, type(None)}  # saved values that are never Tensors

@@ -68,11 +68,12 @@ def inplace(t, compute, *args):
         # from a tensor that does is cut off from the graph, as in PyTorch)
         if recording:
             old = Tensor._make(t._data.copy(), t._rg, t._grad_fn)  # (_check refreshed it)
-            outer, ORIGINAL[:] = ORIGINAL[:], (old, None)  # (saved as self: a clone)
+            outer = ORIGINAL.old, ORIGINAL.clone
+            ORIGINAL.old, ORIGINAL.clone = old, None  # (saved as self: a clone of it)
             try:
                 new = compute(old, *args)
             finally:
-                ORIGINAL[:] = outer
+                ORIGINAL.old, ORIGINAL.clone = outer
         else:
             with no_grad():
                 new = compute(t, *args)
