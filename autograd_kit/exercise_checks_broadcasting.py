@@ -1,4 +1,4 @@
-"""The check of Lesson 16 (broadcasting and matmul backward), registered by :mod:`.exercises`.
+"""The check of Lesson 14 (broadcasting and matmul backward), registered by :mod:`.exercises`.
 
 The learner writes ``linear_backward(x, w, b, g)``: for ``y = x @ w.T + b`` with
 ``x`` of shape (N, in), ``w`` (out, in), ``b`` (out,) and the upstream gradient
@@ -230,7 +230,7 @@ def _same_results(first, second) -> bool:
     return all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(first, second))
 
 
-def l16_ex1(linear_backward) -> str | None:
+def l14_ex1(linear_backward) -> str | None:
     if not callable(linear_backward):
         return N_("linear_backward should be a function, defined with "
                   "def linear_backward(x, w, b, g)")
@@ -261,12 +261,12 @@ def l16_ex1(linear_backward) -> str | None:
 
 #: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
 EXERCISES = {
-    "lesson16.ex1": (("linear_backward",), ("function",), l16_ex1),
+    "lesson14.ex1": (("linear_backward",), ("function",), l14_ex1),
 }
 
 #: name -> (title, hint, why); merged into exercises._TEXT
 TEXT = {
-    "lesson16.ex1": (
+    "lesson14.ex1": (
         N_("Exercise 1 (the backward of a linear layer)"),
         N_("write one element of the forward pass, y[n, j] = sum over k of x[n, k] w[j, k] "
            "+ b[j], and ask which elements of y each input element appears in; every "

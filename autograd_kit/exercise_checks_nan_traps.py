@@ -1,4 +1,4 @@
-"""The check of Lesson 17 (non-differentiable points and NaN traps), registered by
+"""The check of Lesson 15 (non-differentiable points and NaN traps), registered by
 :mod:`.exercises`.
 
 The learner's answer is ``safe_sqrt(x)``: the square root of ``x`` where ``x > 0``
@@ -154,7 +154,7 @@ def _grad_problem(xs: list, gs: list, grads: list, tol: float) -> str | None:
     return None
 
 
-def l17_ex1(safe_sqrt) -> str | None:
+def l15_ex1(safe_sqrt) -> str | None:
     if not callable(safe_sqrt):
         return N_("safe_sqrt should be a function, defined with def safe_sqrt(x)")
     if _still_open(safe_sqrt):
@@ -169,12 +169,12 @@ def l17_ex1(safe_sqrt) -> str | None:
 
 #: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
 EXERCISES = {
-    "lesson17.ex1": (("safe_sqrt",), ("function",), l17_ex1),
+    "lesson15.ex1": (("safe_sqrt",), ("function",), l15_ex1),
 }
 
 #: name -> (title, hint, why); merged into exercises._TEXT
 TEXT = {
-    "lesson17.ex1": (
+    "lesson15.ex1": (
         N_("Exercise 1 (a square root without NaN)"),
         N_("the gradient that where sends to the branch it did not pick is 0, but 0 times "
            "an infinite or NaN slope is NaN: make the input of the square root harmless "

@@ -1,4 +1,4 @@
-"""The checks of Lesson 15 (build the recorder), registered by :mod:`.exercises`.
+"""The checks of Lesson 13 (build the recorder), registered by :mod:`.exercises`.
 
 The learner's answers are two functions that become methods of the lesson's
 scalar ``Value``: ``div(self, other)`` (exercise 1, a ``/`` that records its
@@ -172,7 +172,7 @@ def _div_once(div, x, y, start_a, start_b, g):
     return out, a, b
 
 
-def l15_ex1(div) -> str | None:
+def l13_ex1(div) -> str | None:
     if not callable(div):
         return N_("div should be a function, defined with def div(self, other)")
     if _still_open(div):
@@ -327,7 +327,7 @@ def _deep_chain(backward, rng) -> str | None:
     return None
 
 
-def l15_ex2(backward) -> str | None:
+def l13_ex2(backward) -> str | None:
     if not callable(backward):
         return N_("backward should be a function, defined with def backward(self)")
     if _still_open(backward):
@@ -346,19 +346,19 @@ def l15_ex2(backward) -> str | None:
 
 #: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
 EXERCISES = {
-    "lesson15.ex1": (("div",), ("function",), l15_ex1),
-    "lesson15.ex2": (("backward",), ("function",), l15_ex2),
+    "lesson13.ex1": (("div",), ("function",), l13_ex1),
+    "lesson13.ex2": (("backward",), ("function",), l13_ex2),
 }
 
 #: name -> (title, hint, why); merged into exercises._TEXT
 TEXT = {
-    "lesson15.ex1": (
+    "lesson13.ex1": (
         N_("Exercise 1 (division)"),
         N_("as in mul, the closure reads out.grad and adds one share to each input; for "
            "self / other the local derivatives are 1 / other and -self / other**2."),
         N_("Each input gets out.grad times its own local derivative, added to what it "
            "already holds: that is why a / a ends with a.grad = 0.")),
-    "lesson15.ex2": (
+    "lesson13.ex2": (
         N_("Exercise 2 (backward without recursion)"),
         N_("keep a list of Values still to handle; take one off its end, and put it into "
            "the order only once all of its inputs are there, otherwise put it back followed "

@@ -944,7 +944,7 @@ def _l09_ex2(candidate):
     return None
 
 
-def _l10_ex1(count):
+def _lA_ex1(count):
     return None if _is_int(count, 8) else _("the value is not right")
 
 
@@ -952,21 +952,21 @@ def _is_int(value, want) -> bool:
     return type(value) is int and value == want or (type(value) is float and value == want)
 
 
-def _l10_ex2(count):
+def _lA_ex2(count):
     return None if _is_int(count, 2) else _("the value is not right")
 
 
-def _l11_ex1(count):
+def _l10_ex1(count):
     return None if _is_int(count, 51) else _("the value is not right")
 
 
-def _l11_ex2(scale):
+def _l10_ex2(scale):
     if _near(scale, 0.5, 1e-4):
         return None
     return _("with that scale, the two halves do not add up to the full-batch gradient")
 
 
-def _l11_ex3(candidate):
+def _l10_ex3(candidate):
     ak = _ak()
     nn, optim = ak.nn, ak.optim
     if not callable(candidate):
@@ -1024,7 +1024,7 @@ def _l11_ex3(candidate):
              "epoch on the full batch: it must train the model it is given")
 
 
-def _l12_ex1(answer):
+def _lB_ex1(answer):
     if not (isinstance(answer, (tuple, list)) and len(answer) == 2 and isinstance(answer[1], str)):
         return N_("the answer should be a pair: the gradient as a list of two numbers, then the "
                   "dtype's name in quotes")
@@ -1036,19 +1036,19 @@ def _l12_ex1(answer):
     return None
 
 
-def _l12_ex2(count):
+def _lB_ex2(count):
     return None if _is_int(count, 2608) else _("the value is not right")
 
 
-def _l13_ex1(value):
+def _l11_ex1(value):
     return None if _near(value, -14.0) else _("the value is not right")
 
 
-def _l13_ex2(hessian):
+def _l11_ex2(hessian):
     return None if _near(hessian, [[8.0, 11.0], [11.0, 2.0]]) else _shape_words(hessian, (2, 2))
 
 
-def _l13_ex3(candidate):
+def _l11_ex3(candidate):
     import math as m
     if not callable(candidate):
         return N_("second_derivative should be a function, defined with def second_derivative(fn, at)")
@@ -1074,8 +1074,8 @@ def _l13_ex3(candidate):
     return None
 
 
-#: what each class of lesson 14 computes forward (its backward is the exercise)
-_L14_FORWARD = {1: lambda x: x.exp(), 2: lambda x: x.clamp(min=0), 3: lambda a, b: a / b,
+#: what each class of lesson 12 computes forward (its backward is the exercise)
+_L12_FORWARD = {1: lambda x: x.exp(), 2: lambda x: x.clamp(min=0), 3: lambda a, b: a / b,
                 4: lambda x: x.sigmoid(), 5: lambda x: x.mean()}
 
 
@@ -1104,7 +1104,7 @@ def _rand_tensor(rng, shape, low=-2.0, high=2.0, away_from_zero=False):
     return ak.tensor(values.tolist(), dtype=ak.float64, requires_grad=True)
 
 
-def _l14(index):
+def _l12(index):
     def test(fn_cls):
         rng = _rng()
 
@@ -1115,7 +1115,7 @@ def _l14(index):
             if index == 5:
                 return (_rand_tensor(rng, (int(rng.integers(1, 4)), n)),)
             return (_rand_tensor(rng, n, away_from_zero=(index == 2)),)
-        return _backward_trials(fn_cls, inputs, _L14_FORWARD[index])
+        return _backward_trials(fn_cls, inputs, _L12_FORWARD[index])
     return test
 
 
@@ -1146,21 +1146,21 @@ _EXERCISES = {
     "lesson08.ex2": (("my_q_grad",), ("number",), _l08_ex2),
     "lesson09.ex1": (("my_versions",), ("numbers",), _l09_ex1),
     "lesson09.ex2": (("scaled_score",), ("function",), _l09_ex2),
-    "lesson10.ex1": (("my_box_count",), ("number",), _l10_ex1),
-    "lesson10.ex2": (("my_saved_count",), ("number",), _l10_ex2),
-    "lesson11.ex1": (("my_parameter_count",), ("number",), _l11_ex1),
-    "lesson11.ex2": (("my_scale",), ("number",), _l11_ex2),
-    "lesson11.ex3": (("train",), ("function",), _l11_ex3),
-    "lesson12.ex1": (("my_answer",), ("list",), _l12_ex1),
-    "lesson12.ex2": (("my_bytes",), ("number",), _l12_ex2),
-    "lesson13.ex1": (("my_second_derivative",), ("number",), _l13_ex1),
-    "lesson13.ex2": (("my_hessian",), ("numbers",), _l13_ex2),
-    "lesson13.ex3": (("second_derivative",), ("function",), _l13_ex3),
-    "lesson14.ex1": (("MyExp",), ("class",), _l14(1)),
-    "lesson14.ex2": (("MyReLU",), ("class",), _l14(2)),
-    "lesson14.ex3": (("MyDiv",), ("class",), _l14(3)),
-    "lesson14.ex4": (("MySigmoid",), ("class",), _l14(4)),
-    "lesson14.ex5": (("MyMean",), ("class",), _l14(5)),
+    "lessonA.ex1": (("my_box_count",), ("number",), _lA_ex1),
+    "lessonA.ex2": (("my_saved_count",), ("number",), _lA_ex2),
+    "lesson10.ex1": (("my_parameter_count",), ("number",), _l10_ex1),
+    "lesson10.ex2": (("my_scale",), ("number",), _l10_ex2),
+    "lesson10.ex3": (("train",), ("function",), _l10_ex3),
+    "lessonB.ex1": (("my_answer",), ("list",), _lB_ex1),
+    "lessonB.ex2": (("my_bytes",), ("number",), _lB_ex2),
+    "lesson11.ex1": (("my_second_derivative",), ("number",), _l11_ex1),
+    "lesson11.ex2": (("my_hessian",), ("numbers",), _l11_ex2),
+    "lesson11.ex3": (("second_derivative",), ("function",), _l11_ex3),
+    "lesson12.ex1": (("MyExp",), ("class",), _l12(1)),
+    "lesson12.ex2": (("MyReLU",), ("class",), _l12(2)),
+    "lesson12.ex3": (("MyDiv",), ("class",), _l12(3)),
+    "lesson12.ex4": (("MySigmoid",), ("class",), _l12(4)),
+    "lesson12.ex5": (("MyMean",), ("class",), _l12(5)),
 }
 
 
@@ -1427,73 +1427,73 @@ _TEXT = {
     'lesson09.ex2': (N_('Exercise 2'),
         N_('Which node saved the tensor that is changed in place? ExpBackward0 keeps its result y. Compute the normalised y as a new tensor (y = y / y.sum()) instead of overwriting it.'),
         N_('y /= y.sum() overwrote the result that ExpBackward0 saved for its derivative; y = y / y.sum() leaves it intact. z += 1 may stay: nobody saved z.')),
-    'lesson10.ex1': (N_('Exercise 1'),
+    'lessonA.ex1': (N_('Exercise 1'),
         N_('Count one grey box per recorded operation, one AccumulateGrad and one blue box per leaf that requires grad, and one green box for the output. level is a constant and gets no box.'),
         N_('Exp, Add and Mul, two AccumulateGrad nodes, the leaves gain and offset, and the output glow: 8 boxes.')),
-    'lesson10.ex2': (N_('Exercise 2'),
+    'lessonA.ex2': (N_('Exercise 2'),
         N_('exp keeps one value; addition keeps none. The product gain * level only needs to send a gradient to gain: which of its two inputs does that gradient need?'),
         N_("ExpBackward0 keeps its result, MulBackward0 keeps level (for gain's gradient), AddBackward0 keeps nothing.")),
-    'lesson11.ex1': (N_('Exercise 1'),
+    'lesson10.ex1': (N_('Exercise 1'),
         N_('Add up the sizes of the weight and the bias of both Linear layers: a weight has n_in * n_out numbers, a bias n_out.'),
         N_('2*8 + 8 for the first layer, 8*3 + 3 for the second: 24 + 27 = 51.')),
-    'lesson11.ex2': (N_('Exercise 2'),
+    'lesson10.ex2': (N_('Exercise 2'),
         N_('Write the mean over 160 examples in terms of the two means over 80. Without any scale, the two backward passes add up to twice the full-batch gradient.'),
         N_('The mean over 160 is (mean of half A + mean of half B) / 2, so each half gets 0.5.')),
-    'lesson11.ex3': (N_('Exercise 3'),
+    'lesson10.ex3': (N_('Exercise 3'),
         N_('Per epoch, five things in this order: forward, loss, zero_grad(), backward(), step(); keep loss.item().'),
         N_('Forward, loss, zero_grad, backward, step: the same five lines train every PyTorch model, whatever its size.')),
-    'lesson12.ex1': (N_('Exercise 1'),
+    'lessonB.ex1': (N_('Exercise 1'),
         N_('Add 3 to the derivative of q0 * q1 for each element. On the way back, ToCopyBackward0 converts the gradient to the dtype of the tensor that was copied.'),
         N_('(3 + q1, 3 + q0) = (5, 4), handed back by ToCopyBackward0 in float32, like p.')),
-    'lesson12.ex2': (N_('Exercise 2'),
+    'lessonB.ex2': (N_('Exercise 2'),
         N_('Count the weights and biases of both layers (a weight has n_in * n_out numbers, a bias n_out), then multiply by 4 bytes.'),
         N_('(10*50 + 50) + (50*2 + 2) = 652 numbers, 652 * 4 = 2608 bytes.')),
-    'lesson13.ex1': (N_('Exercise 1'),
+    'lesson11.ex1': (N_('Exercise 1'),
         N_("Differentiate twice: q'(t) = 6t^2 - 2t + 4, then differentiate that once more and put t = -1."),
         N_("q'(t) = 6t^2 - 2t + 4 and q''(t) = 12t - 2 = -14 at t = -1.")),
-    'lesson13.ex2': (N_('Exercise 2'),
+    'lesson11.ex2': (N_('Exercise 2'),
         N_('Row i is the gradient of the i-th entry of the gradient. First find dh/da = 2ab^2 + 3b and dh/db = 2a^2 b + 3a, then differentiate each by a and by b.'),
         N_('h_aa = 2b^2 = 8, h_ab = h_ba = 4ab + 3 = 11, h_bb = 2a^2 = 2.')),
-    'lesson13.ex3': (N_('Exercise 3'),
+    'lesson11.ex3': (N_('Exercise 3'),
         N_('The second call can only differentiate what the first call recorded. Which argument makes autograd.grad record the computation of the gradient?'),
         N_('With create_graph=True the first gradient is built from recorded operations, so it has a grad_fn and can be differentiated again.')),
-    'lesson14.ex1': (N_('Exercise 1 (exp)'),
+    'lesson12.ex1': (N_('Exercise 1 (exp)'),
         N_('the local derivative of e^x is the saved result; multiply it by g.'),
         N_('Saving the output is common: tanh and sigmoid do the same.')),
-    'lesson14.ex2': (N_('Exercise 2 (ReLU)'),
+    'lesson12.ex2': (N_('Exercise 2 (ReLU)'),
         N_('the local derivative is 1 where x > 0 and 0 elsewhere; a comparison gives exactly that.'),
         N_("A negative input sends no gradient back: that is how a ReLU unit can 'die'.")),
-    'lesson14.ex3': (N_('Exercise 3 (quotient)'),
+    'lesson12.ex3': (N_('Exercise 3 (quotient)'),
         N_('return a pair, (gradient for a, gradient for b), each g times its local derivative.'),
         N_('Division is multiplication by 1/b, and d(1/b)/db = -1/b^2.')),
-    'lesson14.ex4': (N_('Exercise 4 (sigmoid)'),
+    'lesson12.ex4': (N_('Exercise 4 (sigmoid)'),
         N_('the local derivative is s * (1 - s), with s the saved output.'),
         N_('The largest local derivative is 0.25, at x = 0: one reason deep stacks of sigmoids learn slowly.')),
-    'lesson14.ex5': (N_('Exercise 5 (mean)'),
+    'lesson12.ex5': (N_('Exercise 5 (mean)'),
         N_('g is a single number; the answer needs ctx.input_shape (g.expand does that), each element 1/n of g.'),
         N_('Each element moves the mean by 1/n of its own change.')),
 }
 
 
-# --- lesson 15 (build the recorder) -------------------------------------------------------
+# --- lesson 13 (build the recorder) -------------------------------------------------------
 # Its checks live in their own module; they join the tables here, so that a fresh
 # import of this module (as a graded cell makes) knows them too.
-from .exercise_checks_recorder import EXERCISES as _L15_EXERCISES  # noqa: E402
-from .exercise_checks_recorder import TEXT as _L15_TEXT  # noqa: E402
+from .exercise_checks_recorder import EXERCISES as _L13_EXERCISES  # noqa: E402
+from .exercise_checks_recorder import TEXT as _L13_TEXT  # noqa: E402
 
+_EXERCISES.update(_L13_EXERCISES)
+_TEXT.update(_L13_TEXT)
+# --- end of lesson 13 ----------------------------------------------------------------------
+
+
+# --- lessons 14 (broadcasting and matmul backward) and 15 (NaN traps) ------------------------
+from .exercise_checks_broadcasting import EXERCISES as _L14_EXERCISES  # noqa: E402
+from .exercise_checks_broadcasting import TEXT as _L14_TEXT  # noqa: E402
+from .exercise_checks_nan_traps import EXERCISES as _L15_EXERCISES  # noqa: E402
+from .exercise_checks_nan_traps import TEXT as _L15_TEXT  # noqa: E402
+
+_EXERCISES.update(_L14_EXERCISES)
+_TEXT.update(_L14_TEXT)
 _EXERCISES.update(_L15_EXERCISES)
 _TEXT.update(_L15_TEXT)
-# --- end of lesson 15 ----------------------------------------------------------------------
-
-
-# --- lessons 16 (broadcasting and matmul backward) and 17 (NaN traps) ------------------------
-from .exercise_checks_broadcasting import EXERCISES as _L16_EXERCISES  # noqa: E402
-from .exercise_checks_broadcasting import TEXT as _L16_TEXT  # noqa: E402
-from .exercise_checks_nan_traps import EXERCISES as _L17_EXERCISES  # noqa: E402
-from .exercise_checks_nan_traps import TEXT as _L17_TEXT  # noqa: E402
-
-_EXERCISES.update(_L16_EXERCISES)
-_TEXT.update(_L16_TEXT)
-_EXERCISES.update(_L17_EXERCISES)
-_TEXT.update(_L17_TEXT)
-# --- end of lessons 16 and 17 ----------------------------------------------------------------
+# --- end of lessons 14 and 15 ----------------------------------------------------------------

@@ -55,7 +55,9 @@ LANGUAGES_CELL = "languages"
 
 
 def english_lessons() -> list[Path]:
-    return sorted(HERE.glob("[0-9][0-9]_*.ipynb"))
+    """The English lessons in course order: the index and the main path
+    (``NN_topic.ipynb``), then the appendices about the kit (``A_topic.ipynb``)."""
+    return sorted(HERE.glob("[0-9][0-9]_*.ipynb")) + sorted(HERE.glob("[A-Z]_*.ipynb"))
 
 
 def translation_file(lang: str, lesson: Path) -> Path:

@@ -1,7 +1,7 @@
 """Re-run lesson notebooks and store their outputs, ready for nbval and for readers.
 
     python lessons/regenerate.py                 # every lesson, in every language
-    python lessons/regenerate.py 03 09           # lessons whose file names start so
+    python lessons/regenerate.py 03 09 A         # lessons whose file names start so
     python lessons/regenerate.py zh/03 ru        # one lesson of one edition; one edition
 
 The Chinese and Russian editions are first rebuilt from the English notebooks and
@@ -102,8 +102,10 @@ def regenerate(path: Path, timeout: int = 600) -> None:
 
 
 def lesson_paths(prefixes: list[str]) -> list[Path]:
-    """The English lessons, then their editions (``zh/``, ``ru/``); a prefix such
-    as ``03`` picks lesson 3 in every language, ``zh/03`` or ``zh`` one edition."""
+    """The English lessons, then their editions (``zh/``, ``ru/``), each in course
+    order (digits sort before capitals: the main path, then the appendices); a
+    prefix such as ``03`` picks lesson 3 in every language, ``A`` appendix A,
+    ``zh/03`` or ``zh`` one edition."""
     paths = sorted(HERE.glob("*.ipynb"))
     for lang in editions.EDITIONS:
         paths += sorted((HERE / lang).glob("*.ipynb"))

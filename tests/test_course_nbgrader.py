@@ -22,6 +22,7 @@ import pytest
 
 from autograd_kit import exercises, i18n
 from autograd_kit.course import find_lessons, read_lesson
+from autograd_kit.course.lessons import lesson_files, lesson_key
 from autograd_kit.course.__main__ import main
 from autograd_kit.course.nbgrader import (GRADED, POINTS, READY, assignment_name, exercise_key,
                                           to_nbgrader)
@@ -125,9 +126,36 @@ def test_the_command_writes_a_course(tmp_path, capsys):
     compile(config, "nbgrader_config.py", "exec")
 
 
+def test_an_appendix_is_named_by_its_letter(tmp_path, capsys):
+    """Appendices (``A_topic.ipynb``) come after the main path; ``--lessons`` takes
+    their letter, in either case, and their assignments and exercise ids carry it."""
+    keys = [lesson.key for lesson in find_lessons(LESSONS, "en")]
+    main_path = [k for k in keys if k.isdigit()]
+    assert main_path == [f"{n:02d}" for n in range(len(main_path))], "a gap in the main path"
+    assert keys[len(main_path):] == sorted(keys[len(main_path):]) and keys[-1].isalpha()
+    assert main(["nbgrader", str(tmp_path), "--lessons", "a,3", "--source", str(LESSONS)]) == 0
+    assert "lesson03, lessonA" in capsys.readouterr().out
+    (appendix,) = find_lessons(LESSONS, "en", ["A"])
+    assert appendix.is_appendix and appendix.number is None
+    assert (tmp_path / "source" / "lessonA" / appendix.path.name).is_file()
+    assert exercise_key(appendix, 1) == "lessonA.ex1" and assignment_name(appendix) == "lessonA"
+    assert main(["nbgrader", str(tmp_path / "c"), "--lessons", "Z,99",
+                 "--source", str(LESSONS)]) == 2
+    assert "no lesson numbered 99 and no appendix Z" in capsys.readouterr().err
+
+
+def test_only_lesson_file_names_have_a_key():
+    assert lesson_key("03_backward_and_chain_rule.ipynb") == "03"
+    assert lesson_key("lessons/zh/B_gpu_with_cupy.ipynb") == "B"
+    for name in ("3_short.ipynb", "AB_two_letters.ipynb", "a_lower.ipynb", "notes.ipynb",
+                 "03_backward_and_chain_rule.json"):
+        with pytest.raises(ValueError):
+            lesson_key(name)
+
+
 @pytest.mark.parametrize("args, words", [
     (["--lang", "fr"], "invalid choice"),
-    (["--lessons", "three"], "lesson numbers separated by commas"),
+    (["--lessons", "three"], "lesson numbers or appendix letters separated by commas"),
 ])
 def test_the_command_refuses_bad_arguments_in_one_line(tmp_path, capsys, args, words):
     with pytest.raises(SystemExit):
@@ -348,8 +376,8 @@ def _round_trip_cases():
     cases = []
     for lang in LANGUAGES:
         folder = LESSONS if lang == "en" else LESSONS / lang
-        for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
-            cases.append(pytest.param(lang, path, id=f"{lang}/{path.name[:2]}"))
+        for path in lesson_files(folder):
+            cases.append(pytest.param(lang, path, id=f"{lang}/{lesson_key(path.name)}"))
     return cases
 
 
@@ -361,7 +389,7 @@ def test_nbgrader_round_trip(tmp_path, lang, path):
     if not lesson.exercises:
         pytest.skip("this lesson has no exercise")      # the index
     course = tmp_path / "course"
-    assert main(["nbgrader", str(course), "--lang", lang, "--lessons", str(lesson.number),
+    assert main(["nbgrader", str(course), "--lang", lang, "--lessons", lesson.key,
                  "--source", str(LESSONS)]) == 0
     api = nbgrader_api(course)
     assignment, notebook = assignment_name(lesson), lesson.path.name

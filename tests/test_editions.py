@@ -21,13 +21,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograd_kit.course.lessons import lesson_key
+
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 _spec = importlib.util.spec_from_file_location("lesson_editions", LESSONS / "editions.py")
 editions = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(editions)
 
 ENGLISH = editions.english_lessons()
-PAIRS = [pytest.param(lang, p, id=f"{lang}/{p.stem[:2]}")
+PAIRS = [pytest.param(lang, p, id=f"{lang}/{lesson_key(p.name)}")
          for lang in editions.EDITIONS for p in ENGLISH]
 _LAYOUT = {"COMMENT", "STRING", "NL", "NEWLINE", "INDENT", "DEDENT", "ENCODING", "ENDMARKER"}
 _FENCE = re.compile(r"```python\n(.*?)```", re.S)
@@ -163,7 +165,7 @@ def test_stored_edition_is_what_the_build_makes(lang, lesson):
     stored = _read(path)
     assert [(c.id, c.source) for c in stored.cells] == [(c.id, c.source) for c in built.cells], \
         "the stored edition is out of date: run python lessons/regenerate.py " \
-        f"{lang}/{lesson.stem[:2]}"
+        f"{lang}/{lesson_key(lesson.name)}"
     setup = stored.cells[[c.id for c in stored.cells].index("edition-setup")]
     assert f'set_language("{lang}")' in setup.source
     english = {c.id: c for c in _read(lesson).cells}

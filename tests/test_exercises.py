@@ -21,14 +21,15 @@ import pytest
 import autograd_kit as ak
 from autograd_kit import exercises, i18n
 from autograd_kit.autograd import Function
+from autograd_kit.course.lessons import lesson_files, lesson_key
 from autograd_kit.exercises import backward_problem, check, mismatch
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
-LESSON_PATHS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+LESSON_PATHS = lesson_files(LESSONS)
 LANGUAGES = ("en", "zh", "ru")
 #: every lesson in every language: the English ones, then each edition's
 ALL_LESSON_PATHS = LESSON_PATHS + [p for lang in LANGUAGES[1:]
-                                   for p in sorted((LESSONS / lang).glob("[0-9][0-9]_*.ipynb"))]
+                                   for p in lesson_files(LESSONS / lang)]
 FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 
@@ -334,7 +335,7 @@ def language_of(path) -> str:
 
 
 def lesson_id(path):
-    return f"{language_of(path)}/{path.name[:2]}"
+    return f"{language_of(path)}/{lesson_key(path.name)}"
 
 
 def solution_code(sol) -> str:
@@ -363,7 +364,7 @@ def test_exercise_convention_holds(path):
         assert "..." in ex.source, f"{path.name} cell {i}: the exercise cell has no ... to replace"
         # the check lives in the package, named by lesson and exercise: the cell
         # holds no reference value and nothing a learner's code could redefine
-        key = f"lesson{path.name[:2]}.ex{k}"
+        key = f"lesson{lesson_key(path.name)}.ex{k}"
         assert f'grade("{key}", globals())' in chk.source, \
             f"{path.name} cell {i + 1}: the check cell does not call grade({key!r}, globals())"
         # what a right answer prints (why) is the worked answer: the check's

@@ -1,5 +1,5 @@
 """The GPU path beyond the engine: printing, pictures, widgets, gradcheck,
-saving, and Lesson 12 with a GPU present.
+saving, and Appendix B with a GPU present.
 
 Every test here runs on "cuda": cupy on a real GPU, otherwise the strict
 stand-in device (see ``conftest.py``), which refuses any copy to the host the
@@ -123,18 +123,18 @@ def _lesson_cells(path):
 
 
 def test_lesson_12_takes_its_gpu_branches_on_this_device(monkeypatch):
-    """Lesson 12 run top to bottom in this process, where a GPU (or its stand-in)
+    """Appendix B run top to bottom in this process, where a GPU (or its stand-in)
     is present: every ``if ak.cuda.is_available()`` branch runs, and says what the
     lesson promises.  (nbval runs the same notebook on the CPU-only path.)"""
     monkeypatch.chdir(LESSONS)
     out, namespace = io.StringIO(), {}
-    for cell in _lesson_cells(LESSONS / "12_gpu_with_cupy.ipynb"):
+    for cell in _lesson_cells(LESSONS / "B_gpu_with_cupy.ipynb"):
         source = "".join(cell["source"])
         # the timing table: the small size is enough to run the code on both devices
         source = source.replace("for n in (64, 1024):", "for n in (64,):")
         with contextlib.redirect_stdout(out):
             try:
-                exec(compile(source, "lesson 12", "exec"), namespace)  # noqa: S102
+                exec(compile(source, "appendix B", "exec"), namespace)  # noqa: S102
             except RuntimeError:
                 if "raises-exception" not in cell.get("metadata", {}).get("tags", []):
                     raise

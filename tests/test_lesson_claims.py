@@ -104,7 +104,7 @@ def test_freed_saved_tensors_are_references_not_memory():
 
 def test_create_graph_replaces_grad_instead_of_adding_in_place():
     assert "create_graph=True" in markdown("06")["cell-13"]
-    assert "new** tensor" in markdown("13")["bbbef5b1"]
+    assert "new** tensor" in markdown("11")["bbbef5b1"]
 
 
 def test_complex_tensors_can_require_gradients_too():
@@ -112,14 +112,14 @@ def test_complex_tensors_can_require_gradients_too():
 
 
 def test_dynamic_graphs_are_not_said_to_always_pay_per_op():
-    cell = markdown("12")["0566f31e"]
+    cell = markdown("B")["0566f31e"]
     assert "torch.compile" in cell and "CUDA Graphs" in cell and "asynchronous" in cell
 
 
-def test_lesson_14_is_said_to_build_on_lesson_13():
-    for text in (markdown("00")["cell-02"], markdown("13")["e620024b"]):
+def test_lesson_12_is_said_to_build_on_lesson_11():
+    for text in (markdown("00")["cell-02"], markdown("11")["e620024b"]):
         assert "nothing depends on it" not in text and "nothing later depends" not in text
-        assert "only Lesson 14" in text
+        assert "only Lesson 12" in text
 
 
 def test_no_grad_error_and_the_three_switches_are_in_the_main_path():
@@ -198,7 +198,7 @@ def test_gradcheck_without_raising_prints_nothing(lib):
         warnings.simplefilter("ignore")
         result = lib.autograd.gradcheck(lambda t: t / (1 + t * t), (x32,), raise_exception=False)
     assert result is False and printed.getvalue() == ""
-    cell = markdown("13")["45b26adf"]
+    cell = markdown("11")["45b26adf"]
     assert "prints its report" not in cell and "prints no report" in cell
 
 
@@ -242,9 +242,9 @@ def test_gradgradcheck_checks_a_vector_jacobian_product(lib):
     numerical = str(report.value).split("analytical")[0]
     for second_derivative in ("1.4080", "-1.2245", "-0.0655"):   # b''(x) = 2x(x²-3)/(1+x²)³
         assert second_derivative in numerical
-    cell = markdown("13")["5e890808"]
+    cell = markdown("11")["5e890808"]
     assert "random" in cell and "grad_outputs" in cell and "\\nabla_x \\sum" not in cell
-    assert "(ones,)" in code_cell("13", "44944660").source
+    assert "(ones,)" in code_cell("11", "44944660").source
 
 
 @LIBS
@@ -252,9 +252,9 @@ def test_broadcasting_backward_sums_over_the_uses(lib):
     weights = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (lib.tensor([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]) * weights).sum().backward()
     assert weights.grad.tolist() == [3.0, 3.0, 3.0]
-    cell = markdown("14")["mul-md"]
+    cell = markdown("12")["mul-md"]
     assert "(Lesson 4)" not in cell and "sum over all those uses" in cell
-    assert ".sum(0)" in markdown("14")["broadcast-after"]
+    assert ".sum(0)" in markdown("12")["broadcast-after"]
 
 
 @LIBS
@@ -297,7 +297,7 @@ def test_the_recorded_derivative_of_a_power_has_three_nodes(lib):
         node = next((nxt for nxt, _ in node.next_functions if nxt is not None), None)
     assert chain == ["MulBackward0", "MulBackward1", "PowBackward0",
                      "torch::autograd::AccumulateGrad"]
-    cell = markdown("13")["5db555ad"]
+    cell = markdown("11")["5db555ad"]
     assert "MulBackward1" in cell and "a power node for $x^2$ and a multiplication node" not in cell
 
 
@@ -363,8 +363,8 @@ def test_a_kept_loss_holds_no_saved_tensors_after_backward(lib):
     loss.backward()
     with pytest.raises(RuntimeError, match="already been freed"):
         loss.grad_fn._saved_self
-    assert "keep every step's graph alive" not in prose("11")
-    assert "_saved_self" in code_cell("11", "l11-freed").source
+    assert "keep every step's graph alive" not in prose("10")
+    assert "_saved_self" in code_cell("10", "l11-freed").source
 
 
 def test_where_gradcheck_error_lives_and_what_mathematics_is_needed():
@@ -381,7 +381,7 @@ def test_where_gradcheck_error_lives_and_what_mathematics_is_needed():
         from torch.autograd.gradcheck import GradcheckError as TorchGradcheckError
         assert issubclass(TorchGradcheckError, RuntimeError)
         assert not hasattr(torch.autograd, "GradcheckError")
-    assert "torch.autograd.gradcheck" in markdown("13")["l13-quiet"]
+    assert "torch.autograd.gradcheck" in markdown("11")["l13-quiet"]
     assert "most autograd code" in markdown("01")["l1-02"]
     start = markdown("01")["l1-00"]
     assert "Jacobian" in start and "Taylor" in start

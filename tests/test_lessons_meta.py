@@ -15,13 +15,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograd_kit.course.lessons import lesson_files, lesson_key
+
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ROOT / "lessons"
-LESSON_PATHS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+LESSON_PATHS = lesson_files(LESSONS)
 LANGUAGE_FOLDERS = {"en": LESSONS, "zh": LESSONS / "zh", "ru": LESSONS / "ru"}
 #: every lesson in every language: the English ones, then each edition's
 ALL_LESSON_PATHS = [p for folder in LANGUAGE_FOLDERS.values()
-                    for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
+                    for p in lesson_files(folder)]
 SANITIZE_CFG = ROOT / "tests" / "nbval_sanitize.cfg"
 
 PICTURES = ("image/png", "image/jpeg", "image/svg+xml")
@@ -31,13 +33,30 @@ GRAPHVIZ_TITLE = re.compile(r"%\d+|[A-Za-z]?\d+|.*(->|&#45;&gt;|--).*")
 
 def lesson_id(path):
     lang = path.parent.name if path.parent != LESSONS else "en"
-    return f"{lang}/{path.name[:2]}"
+    return f"{lang}/{lesson_key(path.name)}"
 
 
 def test_every_language_has_every_lesson():
     for lang, folder in LANGUAGE_FOLDERS.items():
-        assert [p.name for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))] == \
+        assert [p.name for p in lesson_files(folder)] == \
             [p.name for p in LESSON_PATHS], lang
+
+
+def test_the_main_path_has_no_gaps_and_the_appendices_follow_it():
+    """00 the index, 01, 02... without a gap (PyTorch's autograd), then the
+    appendices about the kit itself, lettered A, B...; the index lists them
+    under a heading of their own, after the main path."""
+    names = [p.name for p in LESSON_PATHS]
+    numbered = [n for n in names if n[0].isdigit()]
+    lettered = [n for n in names if not n[0].isdigit()]
+    assert names == numbered + lettered
+    assert [int(n[:2]) for n in numbered] == list(range(len(numbered)))
+    assert [n[0] for n in lettered] == [chr(ord("A") + i) for i in range(len(lettered))]
+    index = next(c.source for c in read(LESSONS / "00_index.ipynb").cells
+                 if c.get("id") == "cell-02")
+    appendices = index.index("## Appendices")
+    assert all(index.index(f"]({n})") < appendices for n in numbered[1:])
+    assert all(index.index(f"]({n})") > appendices for n in lettered)
 
 
 def read(path):

@@ -212,7 +212,7 @@ def float_of_many(lib):
     float(lib.ones(3))  # FAILS
 
 
-def custom_backward_reads_modified(lib):  # lesson 14: the learner's Function
+def custom_backward_reads_modified(lib):  # lesson 12: the learner's Function
     class Square(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):

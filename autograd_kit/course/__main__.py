@@ -1,4 +1,4 @@
-"""``python -m autograd_kit.course nbgrader OUTDIR [--lang en|zh|ru] [--lessons 3,6,8] [--force]``
+"""``python -m autograd_kit.course nbgrader OUTDIR [--lang en|zh|ru] [--lessons 3,6,A] [--force]``
 
 Writes an nbgrader course directory from the lesson notebooks: one assignment per
 lesson that has exercises, graded automatically by the lesson's own checks.
@@ -14,17 +14,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from .lessons import DEFAULT_SOURCE, LANGUAGES, find_lessons
+from .lessons import DEFAULT_SOURCE, LANGUAGES, find_lessons, normalise_key
 from .nbgrader import write_course
 from .safe_write import Refusal, describe
 
 
-def _numbers(text: str) -> list[int]:
+def _numbers(text: str) -> list[str]:
+    """``3,6,a`` -> ``["03", "06", "A"]``: lesson numbers, and appendix letters."""
     try:
-        return sorted({int(part) for part in text.split(",") if part.strip()})
+        return sorted({normalise_key(part) for part in text.split(",") if part.strip()})
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"--lessons takes lesson numbers separated by commas (3,6,8), not {text!r}")
+            f"--lessons takes lesson numbers or appendix letters separated by commas "
+            f"(3,6,A), not {text!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     nbg.add_argument("outdir", type=Path, help="the course directory (created if missing)")
     nbg.add_argument("--lang", choices=LANGUAGES, default="en", help="which edition")
     nbg.add_argument("--lessons", type=_numbers, default=None,
-                     help="lesson numbers, e.g. 3,6,8 (default: every lesson with exercises)")
+                     help="lesson numbers and appendix letters, e.g. 3,6,A "
+                          "(default: every lesson with exercises)")
     nbg.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
                      help="the lessons folder (default: the repository's lessons/)")
     nbg.add_argument("--course-id", default="autograd_kit", help="nbgrader's course id")

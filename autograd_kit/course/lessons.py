@@ -1,11 +1,17 @@
 """Reading the lesson notebooks: which lessons exist, and their exercises.
 
 A lesson is ``lessons/NN_topic.ipynb`` (English) or ``lessons/LANG/NN_topic.ipynb``
-(an edition).  An exercise is the three-cell convention of
-:mod:`autograd_kit.exercises`: a code cell tagged ``exercise`` (the learner
-replaces ``...``), the code cell after it tagged ``exercise-check`` (calls
-``check``), and the markdown cell after that tagged ``solution`` (a folded
-``<details>`` block with one python fence: the code that solves cell one).
+(an edition): ``00`` is the index, then the main path, numbered ``01``, ``02``...
+without gaps.  The appendices about the kit itself come after it, lettered
+instead of numbered: ``A_topic.ipynb``, ``B_topic.ipynb``...  A lesson's *key*
+is what its file name starts with, ``"03"`` or ``"A"``; exercise ids and nbgrader
+assignments are named by it (``lesson03.ex1``, ``lessonA.ex1``).
+
+An exercise is the three-cell convention of :mod:`autograd_kit.exercises`: a code
+cell tagged ``exercise`` (the learner replaces ``...``), the code cell after it
+tagged ``exercise-check`` (calls ``check``), and the markdown cell after that
+tagged ``solution`` (a folded ``<details>`` block with one python fence: the code
+that solves cell one).
 """
 from __future__ import annotations
 
@@ -17,6 +23,36 @@ from pathlib import Path
 DEFAULT_SOURCE = Path(__file__).resolve().parent.parent.parent / "lessons"
 LANGUAGES = ("en", "zh", "ru")
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
+#: a lesson's file name: two digits (the main path) or one capital letter (an
+#: appendix), an underscore, the topic
+LESSON_FILE = re.compile(r"(?P<key>[0-9]{2}|[A-Z])_\w+\.ipynb")
+
+
+def lesson_key(name: str) -> str:
+    """``"03"`` for ``03_backward_and_chain_rule.ipynb``, ``"A"`` for an appendix."""
+    match = LESSON_FILE.fullmatch(Path(name).name)
+    if not match:
+        raise ValueError(f"{Path(name).name} is not a lesson's file name (NN_topic.ipynb "
+                         "for a lesson, A_topic.ipynb for an appendix)")
+    return match["key"]
+
+
+def normalise_key(key: int | str) -> str:
+    """A lesson as a user names it (``3``, ``"03"``, ``"a"``) -> its key (``"03"``, ``"A"``)."""
+    text = str(key).strip()
+    if text.isdigit():
+        return f"{int(text):02d}"
+    if len(text) == 1 and text.isalpha() and text.isascii():
+        return text.upper()
+    raise ValueError(f"{text!r} names no lesson: a lesson is a number (3), an appendix "
+                     "a letter (A)")
+
+
+def lesson_files(folder: Path) -> list[Path]:
+    """The lesson notebooks of one folder in course order: the index and the main
+    path by number, then the appendices by letter."""
+    found = [p for p in Path(folder).glob("*.ipynb") if LESSON_FILE.fullmatch(p.name)]
+    return sorted(found, key=lambda p: (not p.name[0].isdigit(), p.name))
 
 
 def _tags(cell) -> list[str]:
@@ -35,12 +71,21 @@ class Exercise:
 
 @dataclass
 class Lesson:
-    """A lesson notebook, read: its number, language and exercises."""
+    """A lesson notebook, read: its key, language and exercises."""
     path: Path
-    number: int
+    key: str                             # "03", or "A" for an appendix
     language: str
     notebook: object                     # an nbformat NotebookNode
     exercises: list[Exercise] = field(default_factory=list)
+
+    @property
+    def number(self) -> int | None:
+        """The lesson's number on the main path (3 for ``"03"``); None for an appendix."""
+        return int(self.key) if self.key.isdigit() else None
+
+    @property
+    def is_appendix(self) -> bool:
+        return not self.key.isdigit()
 
     @property
     def name(self) -> str:
@@ -78,22 +123,30 @@ def read_lesson(path: Path) -> Lesson:
     nb = nbformat.read(path, as_version=4)
     edition = nb.metadata.get("autograd_kit", {}).get("edition")
     language = edition or (path.parent.name if path.parent.name in LANGUAGES else "en")
-    return Lesson(path, int(path.name[:2]), language, nb, _exercises(nb, path))
+    return Lesson(path, lesson_key(path.name), language, nb, _exercises(nb, path))
 
 
 def find_lessons(source: Path = DEFAULT_SOURCE, language: str = "en",
-                 numbers: list[int] | None = None) -> list[Lesson]:
-    """The lessons of one language, in order; only ``numbers`` when given."""
+                 numbers: list[int | str] | None = None) -> list[Lesson]:
+    """The lessons of one language, in course order; only those named in ``numbers``
+    when given (lesson numbers such as ``3``, appendix letters such as ``"A"``)."""
     if language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
     folder = Path(source) if language == "en" else Path(source) / language
-    paths = sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    paths = lesson_files(folder)
     if not paths:
         raise FileNotFoundError(f"no lesson notebooks in {folder}")
     if numbers is not None:
-        missing = set(numbers) - {int(p.name[:2]) for p in paths}
+        wanted = {normalise_key(n) for n in numbers}
+        missing = wanted - {lesson_key(p.name) for p in paths}
         if missing:
-            raise ValueError(f"no lesson numbered {', '.join(map(str, sorted(missing)))} "
-                             f"in {folder}")
-        paths = [p for p in paths if int(p.name[:2]) in numbers]
+            missing_numbers = sorted(int(k) for k in missing if k.isdigit())
+            letters = sorted(k for k in missing if not k.isdigit())
+            said = []
+            if missing_numbers:
+                said.append(f"no lesson numbered {', '.join(map(str, missing_numbers))}")
+            if letters:
+                said.append(f"no appendix {', '.join(letters)}")
+            raise ValueError(f"{' and '.join(said)} in {folder}")
+        paths = [p for p in paths if lesson_key(p.name) in wanted]
     return [read_lesson(p) for p in paths]

@@ -57,8 +57,8 @@ c.Execute.timeout = 300
 
 
 def assignment_name(lesson: Lesson) -> str:
-    """``lesson03`` for lesson 3, in every language."""
-    return f"{ASSIGNMENT_PREFIX}{lesson.number:02d}"
+    """``lesson03`` for lesson 3, ``lessonA`` for appendix A, in every language."""
+    return f"{ASSIGNMENT_PREFIX}{lesson.key}"
 
 
 def _meta(grade_id: str, *, grade: bool = False, solution: bool = False,
@@ -76,8 +76,9 @@ def _answer_source(learner: str, solution: str) -> str:
 
 
 def exercise_key(lesson: Lesson, number: int) -> str:
-    """``lesson03.ex1``: the name :func:`autograd_kit.exercises.grade` knows it by."""
-    return f"{ASSIGNMENT_PREFIX}{lesson.number:02d}.ex{number}"
+    """``lesson03.ex1`` (``lessonA.ex1`` in appendix A): the name
+    :func:`autograd_kit.exercises.grade` knows it by."""
+    return f"{ASSIGNMENT_PREFIX}{lesson.key}.ex{number}"
 
 
 #: the hidden part of a graded cell: it binds everything it uses itself.  The
@@ -167,7 +168,8 @@ def notebook_bytes(nb) -> bytes:
 
 def write_course(outdir: Path, lessons: list[Lesson], course_id: str = "autograd_kit", *,
                  force: bool = False, source: Path | None = None) -> list[str]:
-    """Write ``OUTDIR/source/lessonNN/NN_topic.ipynb`` for every lesson with
+    """Write ``OUTDIR/source/lessonNN/NN_topic.ipynb`` (``lessonA/A_topic.ipynb`` for
+    an appendix) for every lesson with
     exercises, and ``OUTDIR/nbgrader_config.py``.  Returns the assignment names.
 
     Regenerating replaces the files the exporter wrote before, as long as nobody
