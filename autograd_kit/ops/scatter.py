@@ -32,9 +32,11 @@ from ._rules import record, rule
 from .reduce import wrap_dim
 
 
-def _open_grid(index, dim):
+def _open_grid(index, dim, like):
     """The key that reads ``a[..., index[i, j, ...], ...]`` with ``index``
-    along ``dim`` and each other dimension's own coordinate (an open grid)."""
+    along ``dim`` and each other dimension's own coordinate (an open grid), on
+    the device of the array ``like`` it will index (an index may live on the CPU)."""
+    index = backend.move(index, backend.device_of(like))
     xp = backend.xp_of(index)
     n = index.ndim
     key = [xp.arange(s).reshape([-1 if i == k else 1 for i in range(n)])
@@ -109,7 +111,7 @@ def gather(x, dim, index, *, sparse_grad=False):
         raise NotImplementedError("gather(sparse_grad=True): autograd_kit has no sparse "
                                   "tensors; use sparse_grad=False")
     d, idx, a, _ = _checked("gather", x, dim, index)
-    out = a[_open_grid(idx, d)].reshape(index._data.shape)
+    out = a[_open_grid(idx, d, a)].reshape(index._data.shape)
     return record(GatherBackward0, out, (x,), dim=d, index=index, self=x, sparse_grad=False)
 
 
@@ -129,7 +131,7 @@ def scatter(x, dim, index, src=None, value=None, *, reduce=None):
     from .shape import fill_value
     d, idx, a, _ = _checked("scatter", x, dim, index)
     out = a.copy()
-    out[_open_grid(idx, d)] = fill_value(src, a.dtype)
+    out[_open_grid(idx, d, out)] = fill_value(src, a.dtype)
     return record(ScatterBackward1, out.reshape(x._data.shape), (x,), dim=d, index=index)
 
 
@@ -150,7 +152,7 @@ def _scatter_tensor(node, x, dim, index, src, op):
     if not backend.same_device(out, s):
         from .. import errors
         raise errors.DeviceMismatchError(x.device, src.device)
-    key, part = _open_grid(idx, d), _block(s, idx.shape)
+    key, part = _open_grid(idx, d, out), _block(s, idx.shape)
     if node is ScatterAddBackward0:
         backend.xp_of(out).add.at(out, key, part)
     else:
@@ -174,7 +176,7 @@ def gather_along(g, dim, index):
     if _is_tensor(g):
         return gather(g, dim, index)
     idx = _raw(index)
-    return g.reshape(_sizes(g))[_open_grid(idx.reshape(_sizes(idx)), dim)].reshape(idx.shape)
+    return g.reshape(_sizes(g))[_open_grid(idx.reshape(_sizes(idx)), dim, g)].reshape(idx.shape)
 
 
 def scatter_zeros(g, dim, index):
@@ -183,7 +185,7 @@ def scatter_zeros(g, dim, index):
         return scatter(g, dim, index, 0)
     idx = _raw(index)
     out = g.reshape(_sizes(g)).copy()
-    out[_open_grid(idx.reshape(_sizes(idx)), dim)] = 0
+    out[_open_grid(idx.reshape(_sizes(idx)), dim, out)] = 0
     return out.reshape(g.shape)
 
 
@@ -196,7 +198,7 @@ def gather_backward(g, self, dim, index):
         return scatter_add(zeros(sizes, dtype=g.dtype, device=g.device), dim, index, g)
     idx = _raw(index)
     out = backend.xp_of(g).zeros(sizes or [1], dtype=g.dtype)
-    out_key = _open_grid(idx.reshape(_sizes(idx)), dim)
+    out_key = _open_grid(idx.reshape(_sizes(idx)), dim, out)
     backend.xp_of(out).add.at(out, out_key, g.reshape(_sizes(g)))
     return out.reshape(sizes)
 
@@ -210,7 +212,7 @@ def scatter_into_zeros(g, sizes, dim, index):
         return scatter(zeros(sizes, dtype=g.dtype, device=g.device), dim, index, g)
     idx = _raw(index)
     out = backend.xp_of(g).zeros(sizes or [1], dtype=g.dtype)
-    out[_open_grid(idx.reshape(_sizes(idx)), dim)] = g.reshape(_sizes(g))
+    out[_open_grid(idx.reshape(_sizes(idx)), dim, out)] = g.reshape(_sizes(g))
     return out.reshape(sizes)
 
 
