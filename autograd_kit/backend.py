@@ -211,6 +211,12 @@ def move(a, dev: device):
         return xp.asarray(a)
 
 
+def move_like(a, like):
+    """Array ``a`` on the device of array ``like`` (an index or mask the user made
+    on the CPU, used on a GPU tensor); no copy when it is already there."""
+    return move(a, device_of(like))
+
+
 def to_host(a):
     """A numpy array with the same values.
 

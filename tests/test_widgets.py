@@ -944,11 +944,10 @@ BUTTON_ROOM, TAB_ROOM, DESCRIPTION_ROOM, FONT_PX = 148 - 20, 144 - 20, 80, 13
 
 
 def px(words: str, size: float = FONT_PX) -> float:
-    """How wide ``words`` are drawn, on the generous side: a Chinese character is
-    a square, any other 0.6 of one."""
-    import unicodedata
-    return sum(size if unicodedata.east_asian_width(c) in "WF" else 0.6 * size
-               for c in words)
+    """How wide ``words`` are drawn, on the generous side (the chart's own
+    measure: a Chinese character is a square, any other 0.6 of one)."""
+    from autograd_kit.widgets.plot import text_width
+    return text_width(words, size)
 
 
 def room(css: str | None, default: float) -> float:

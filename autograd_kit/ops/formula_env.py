@@ -486,46 +486,6 @@ def spread_to_extremes(g, self, result, dim, keepdim):
     return restore_dims(g, dim, keepdim) * (mask / count).astype(s.dtype)
 
 
-def product_of_others(self, result, dims):
-    """d(x1 x2 ... xn)/dxi = the product of all the other x's, on arrays (a
-    plain backward; ``products.prod_backward`` is the Tensor form).
-
-    That is result / xi when no x is zero; with zeros it is computed directly,
-    as exclusive products from both ends."""
-    a = _raw(self)
-    xp = _xp(a)
-    if a.ndim == 0 or dims == ():  # a 0-d tensor: the product is x itself, d/dx = 1
-        return _like(self, xp.ones_like(a))  # (a constant, as PyTorch's gradient is g)
-    zeros = a == 0
-    if not zeros.any():
-        return result / self
-    extent = a.size if dims is None else math.prod(a.shape[d] for d in dims)
-    if extent == 1:  # each product has one factor: d/dx x = 1, a constant (as in PyTorch,
-        return _like(self, xp.ones_like(a))  # whose zero-safe path reads no input then)
-    if dims is None and not _is_tensor(self) and int(zeros.sum()) > 1:
-        return xp.zeros_like(a)  # two zeros: every other-product is 0 (inf and NaN or not)
-    axes = tuple(range(a.ndim)) if dims is None else dims
-    flat_axis = a.ndim if len(axes) > 1 or dims is None else axes[0]
-    if flat_axis == a.ndim:  # several axes: move them to the end and flatten them
-        rest = [i for i in range(a.ndim) if i not in axes]
-        moved = xp.transpose(a, rest + list(axes))
-        shaped = moved.reshape(moved.shape[:len(rest)] + (-1,))
-        others = _exclusive_products(shaped, -1, xp).reshape(moved.shape)
-        others = xp.transpose(others, inverse_permutation(rest + list(axes)))
-    else:
-        others = _exclusive_products(a, flat_axis, xp)
-    return _like(self, others)
-
-
-def _exclusive_products(a, axis, xp):
-    ones = xp.ones_like(xp.take(a, [0], axis=axis))
-    left = backend.cumprod(xp.concatenate([ones, a], axis=axis), axis)
-    right = xp.flip(backend.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis),
-                    axis)
-    n = a.shape[axis]
-    return (xp.take(left, range(n), axis=axis) * xp.take(right, range(1, n + 1), axis=axis))
-
-
 def mm_mat2_grad(g, mat1, mat2):
     """mat1ᵀ @ g, laid out like ``mat2``: when mat2 is a transposed view (``W.t()``
     in ``nn.Linear``), compute (gᵀ @ mat1)ᵀ so that transposing it back for W is
@@ -713,8 +673,7 @@ _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indic
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
           expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,
-          product_of_others, var_backward, std_backward, mean_backward, mm_mat2_grad, count_of,
-          select_key,
+          var_backward, std_backward, mean_backward, mm_mat2_grad, count_of, select_key,
           slice_key, zero_at,
           split_sizes, unbind, repeat_backward, inverse_permutation, floor_divide,
           not_implemented, clamp_grad, threshold_backward, leaky_relu_backward, gelu_slope)

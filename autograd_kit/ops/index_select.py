@@ -17,16 +17,10 @@ from __future__ import annotations
 from .. import backend
 from ..tensor import Tensor, scalar_type_name
 from ._rules import record, rule
+from .formula_env import _is_tensor, _raw, select_key
 from .reduce import wrap_dim
 
 
-def _key(dim, idx):
-    return (slice(None),) * dim + (idx, Ellipsis)
-
-
-def _on(a, like):
-    """Array ``a`` on the device of ``like`` (an index may live on the CPU)."""
-    return backend.move(a, backend.device_of(like))
 
 
 def _vector(op, index):
@@ -66,7 +60,8 @@ def index_select(x, dim, index):
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     elif bad is not None and (a.ndim <= 1 or idx.size):
         raise IndexError("index out of range in self")
-    out = backend.xp_of(a).take(a.reshape(-1) if not a.ndim else a, _on(idx, a), axis=d)
+    out = backend.xp_of(a).take(a.reshape(-1) if not a.ndim else a,
+                                backend.move_like(idx, a), axis=d)
     if not a.ndim:  # (a 0-d x gives a 0-d result)
         out = out.reshape(())
     return record(IndexSelectBackward0, out, (x,), dim=d, index=index,
@@ -113,24 +108,21 @@ def index_add(x, dim, index, source, *, alpha=1):
     if not a.ndim:
         out = out.reshape(1)
         part = part.reshape(1)
-    backend.xp_of(out).add.at(out, _key(d, _on(idx, out)), part)
+    backend.xp_of(out).add.at(out, select_key(d, backend.move_like(idx, out)), part)
     return record(IndexAddBackward0, out.reshape(a.shape), (x, source), dim=d, index=index,
                   source=source, source_dim=s.ndim, alpha=alpha)
 
 
 # ------------------------------------------------- words of the formulas ---
-def _is_tensor(x) -> bool:
-    return x.__class__ is Tensor or isinstance(x, Tensor)
-
-
 def index_select_backward(g, sizes, dim, index):
     """zeros of ``sizes`` with g added at the selected slices."""
     if _is_tensor(g):
         from .creation import zeros
         return index_add(zeros(tuple(sizes), dtype=g.dtype, device=g.device), dim, index, g)
-    idx = index._data.reshape(-1) if _is_tensor(index) else index.reshape(-1)
+    idx = _raw(index).reshape(-1)
     out = backend.xp_of(g).zeros(tuple(sizes) or (1,), dtype=g.dtype)
-    backend.xp_of(out).add.at(out, _key(dim, _on(idx, out)), g.reshape(-1) if not sizes else g)
+    backend.xp_of(out).add.at(out, select_key(dim, backend.move_like(idx, out)),
+                              g.reshape(-1) if not sizes else g)
     return out.reshape(tuple(sizes))
 
 
@@ -144,8 +136,9 @@ def index_add_source_grad(g, dim, index, source, source_dim, alpha):
         else:
             picked = index_select(g, dim, Tensor._make(index._data.reshape(())))
         return picked if alpha == 1 else mul_scalar(picked, alpha)
-    idx = index._data.reshape(-1) if _is_tensor(index) else index.reshape(-1)
-    picked = backend.xp_of(g).take(g.reshape(-1) if not g.ndim else g, _on(idx, g), axis=dim)
+    idx = _raw(index).reshape(-1)
+    picked = backend.xp_of(g).take(g.reshape(-1) if not g.ndim else g,
+                                   backend.move_like(idx, g), axis=dim)
     picked = picked.reshape(source.shape)
     return picked if alpha == 1 else picked * alpha
 

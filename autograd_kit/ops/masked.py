@@ -38,16 +38,11 @@ def _bool_mask(op, mask):
     return mask._data
 
 
-def _on(a, like):
-    """Array ``a`` on the device of ``like`` (a mask may live on the CPU)."""
-    return backend.move(a, backend.device_of(like))
-
-
 def _saved_mask(mask, like):
     """The mask to keep: itself, or (a CPU mask of a GPU tensor) a copy on that
     device, for the formulas."""
     m = mask._data
-    return mask if backend.same_device(m, like) else Tensor._make(_on(m, like))
+    return mask if backend.same_device(m, like) else Tensor._make(backend.move_like(m, like))
 
 
 def _together(a, m):
@@ -55,7 +50,7 @@ def _together(a, m):
     check_broadcast(m, a)  # (PyTorch names the mask "tensor a")
     shape = tuple(backend.broadcast_shapes(a.shape, m.shape))
     xp = backend.xp_of(a)
-    return xp.broadcast_to(a, shape), xp.broadcast_to(_on(m, a), shape)
+    return xp.broadcast_to(a, shape), xp.broadcast_to(backend.move_like(m, a), shape)
 
 
 def masked_select(x, mask):
@@ -89,17 +84,35 @@ def masked_scatter(x, mask, source):
 
 
 # ------------------------------------------------- words of the formulas ---
-def masked_select_backward(g, self, mask):
-    """Zeros of x and mask's common shape, with g written where mask is True."""
-    shape = tuple(backend.broadcast_shapes(tuple(self.shape), tuple(mask.shape)))
+def _mask_over(mask, a):
+    """The (saved) mask as a bool array broadcast over array ``a``, on its device."""
+    return backend.xp_of(a).broadcast_to(backend.move_like(_raw(mask), a), a.shape)
+
+
+def _mask_tensor(mask):
+    return mask if _is_tensor(mask) else Tensor._make(mask)
+
+
+def masked_scatter_into_zeros(g, mask, shape):
+    """Zeros of ``shape`` with g's first elements written, in order, where mask
+    (broadcast to ``shape``) is True: a masked_scatter into zeros (on Tensors
+    recorded, MaskedScatterBackward0).  The backward of masked_select, and the
+    backward kernel's gradient for its g."""
+    shape = tuple(shape)
     if _is_tensor(g):
         from .creation import zeros
-        return masked_scatter(zeros(shape, dtype=g.dtype, device=g.device),
-                              mask if _is_tensor(mask) else Tensor._make(mask), g)
-    xp = backend.xp_of(g)
-    out = xp.zeros(shape, dtype=g.dtype)
-    out[xp.broadcast_to(_on(_raw(mask), g), shape)] = g
+        return masked_scatter(zeros(shape, dtype=g.dtype, device=g.device), _mask_tensor(mask), g)
+    out = backend.xp_of(g).zeros(shape, dtype=g.dtype)
+    where = _mask_over(mask, out)
+    out[where] = g.reshape(-1)[:int(where.sum())]
     return out
+
+
+def masked_select_backward(g, self, mask):
+    """masked_select's gradient: g back where mask is True, zeros elsewhere (of
+    x and mask's common shape)."""
+    return masked_scatter_into_zeros(
+        g, mask, backend.broadcast_shapes(tuple(self.shape), tuple(mask.shape)))
 
 
 def masked_scatter_backward(g, mask, sizes):
@@ -107,7 +120,7 @@ def masked_scatter_backward(g, mask, sizes):
     zeros to the source's ``sizes`` (on Tensors the recorded kernel)."""
     ga = _raw(g)
     xp = backend.xp_of(ga)
-    picked = ga[xp.broadcast_to(_on(_raw(mask), ga), ga.shape)]
+    picked = ga[_mask_over(mask, ga)]
     flat = xp.zeros(math.prod(sizes), dtype=ga.dtype)
     flat[:picked.size] = picked
     out = flat.reshape(tuple(sizes))
@@ -116,33 +129,18 @@ def masked_scatter_backward(g, mask, sizes):
     return out
 
 
-def masked_scatter_again(g, mask, like):
-    """The kernel's gradient for its g: zeros like g with the incoming
-    gradient written where mask is True (a masked_scatter again)."""
-    if _is_tensor(g):
-        from .creation import zeros
-        return masked_scatter(zeros(tuple(like), dtype=g.dtype, device=g.device),
-                              mask if _is_tensor(mask) else Tensor._make(mask), g)
-    xp = backend.xp_of(g)
-    out = xp.zeros(tuple(like), dtype=g.dtype)
-    mb = xp.broadcast_to(_on(_raw(mask), g), tuple(like))
-    out[mb] = g.reshape(-1)[:int(mb.sum())]
-    return out
-
-
 def masked_select_of(g, mask):
     """g's elements where mask is True (MaskedSelectBackward0 on Tensors): what a
     masked fill's value receives, summed."""
     if _is_tensor(g):
-        return masked_select(g, mask if _is_tensor(mask) else Tensor._make(mask))
-    xp = backend.xp_of(g)
-    return g[xp.broadcast_to(_on(_raw(mask), g), g.shape)]
+        return masked_select(g, _mask_tensor(mask))
+    return g[_mask_over(mask, g)]
 
 
 ENV.update({"masked_select_of": masked_select_of,
             "masked_select_backward": masked_select_backward,
             "masked_scatter_backward": masked_scatter_backward,
-            "masked_scatter_again": masked_scatter_again})
+            "masked_scatter_into_zeros": masked_scatter_into_zeros})
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 MaskedSelectBackward0 = rule("MaskedSelectBackward0", "mask self",
@@ -151,4 +149,4 @@ MaskedScatterBackward0 = rule("MaskedScatterBackward0", "mask source_sym_sizes",
                               self="masked_fill(g, mask, 0)",
                               source="masked_scatter_backward(g, mask, source_sym_sizes)")
 MaskedScatterBackwardBackward0 = rule("MaskedScatterBackwardBackward0", "mask _sizes",
-                                      grad_output="masked_scatter_again(g, mask, _sizes)")
+                                      grad_output="masked_scatter_into_zeros(g, mask, _sizes)")

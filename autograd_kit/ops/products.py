@@ -27,10 +27,12 @@ each k, the products that omit x_k, written into row k of a zero tensor.
 """
 from __future__ import annotations
 
+import math
+
 from .. import backend
-from ..tensor import Tensor
 from ._rules import RESULT, record, rule
-from .unary_more import running_input
+from .formula_env import _is_tensor, inverse_permutation, unsqueeze_dims
+from .unary_more import reverse_cumsum, running_input
 
 
 def cumprod(x, dim, *, dtype=None):
@@ -41,39 +43,29 @@ def cumprod(x, dim, *, dtype=None):
     return record(CumprodBackward0, out, (x,), self=x, dim=d, result=RESULT)
 
 
-def _is_tensor(x) -> bool:
-    return x.__class__ is Tensor or isinstance(x, Tensor)
-
-
-def _reverse_cumsum(a, dim, xp):
-    return xp.flip(xp.flip(a, dim).cumsum(axis=dim), dim)
-
-
 def cumprod_backward(g, self, dim, result):
     """The gradient of a cumprod (see the module's text)."""
     size = self.numel() if _is_tensor(self) else self.size
     if self.ndim == 0 or size <= 1 or self.shape[dim] == 1:
         return g
     if _is_tensor(g):
-        x = self._data
-        if not (x == 0).any():
-            from .unary_more import reverse_cumsum
+        if not (self._data == 0).any():
             return reverse_cumsum(result * g, dim) / self
         return _cumprod_backward_recorded(g, self, dim)
     xp = backend.xp_of(self)
     if not (self == 0).any():
-        return _reverse_cumsum(result * g, dim, xp) / self
+        return reverse_cumsum(result * g, dim) / self
     zeros = (self == 0).cumsum(axis=dim)      # how many zeros up to and including k
     before, between = zeros == 0, zeros == 1  # before the first zero; from it to the second
     first = between & (self == 0)             # the first zero itself
     # before it: Σ_{j < z} g_j y_j / x_k (the outputs from the zero on add nothing)
-    head = _reverse_cumsum(xp.where(before, result * g, 0), dim, xp) / xp.where(before, self, 1)
+    head = reverse_cumsum(xp.where(before, result * g, 0), dim) / xp.where(before, self, 1)
     # at it: (x_0 ... x_{z-1}) times Σ_{z ≤ j < second zero} g_j (x_{z+1} ... x_j)
     up_to = xp.concatenate([xp.ones_like(xp.take(result, [0], axis=dim)),
                             xp.take(result, range(self.shape[dim] - 1), axis=dim)], axis=dim)
     up_to = xp.where(first, up_to, 0).sum(axis=dim, keepdims=True)
     after = backend.cumprod(xp.where(between & ~first, self, 1), dim)
-    at_zero = _reverse_cumsum(xp.where(between, up_to * after * g, 0), dim, xp)
+    at_zero = reverse_cumsum(xp.where(between, up_to * after * g, 0), dim)
     return xp.where(before, head, xp.where(first, at_zero, 0)).astype(g.dtype, copy=False)
 
 
@@ -121,11 +113,9 @@ def prod_safe_zeros(g, x, dim):
 
 
 def prod_backward(g, self, result, dim, keepdim):
-    """prod's gradient on Tensors (create_graph): g · result / x without zeros,
-    else the zero-safe products (for the product of all elements, of the
-    flattened input, viewed back).  On arrays: the formula table's
-    ``product_of_others``."""
-    from .formula_env import product_of_others, unsqueeze_dims
+    """prod's gradient: g · result / x without zeros, else the zero-safe products
+    (under create_graph, for the product of all elements, of the flattened
+    input, viewed back; in a plain backward, :func:`product_of_others`)."""
     if not _is_tensor(g):
         if dim is None:
             return g * product_of_others(self, result, None)
@@ -140,6 +130,42 @@ def prod_backward(g, self, result, dim, keepdim):
     if dim is None:
         return prod_safe_zeros(g, self.contiguous().view(-1), 0).view_as(self)
     return prod_safe_zeros(g, self, dim[0] if isinstance(dim, tuple) else dim)
+
+
+def product_of_others(a, result, dims):
+    """On arrays: d(x1 x2 ... xn)/dxi = the product of all the other x's along
+    ``dims`` (None: all).  That is result / xi when no x is zero; with zeros it
+    is computed directly, as exclusive products from both ends."""
+    xp = backend.xp_of(a)
+    if a.ndim == 0 or dims == ():  # a 0-d tensor: the product is x itself, d/dx = 1
+        return xp.ones_like(a)
+    zeros = a == 0
+    if not zeros.any():
+        return result / a
+    extent = a.size if dims is None else math.prod(a.shape[d] for d in dims)
+    if extent == 1:  # each product has one factor: d/dx x = 1
+        return xp.ones_like(a)
+    if dims is None and int(zeros.sum()) > 1:
+        return xp.zeros_like(a)  # two zeros: every other-product is 0 (inf and NaN or not)
+    axes = tuple(range(a.ndim)) if dims is None else dims
+    if len(axes) == 1 and dims is not None:
+        return _exclusive_products(a, axes[0], xp)
+    # several axes: move them to the end and flatten them
+    rest = [i for i in range(a.ndim) if i not in axes]
+    moved = xp.transpose(a, rest + list(axes))
+    shaped = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    others = _exclusive_products(shaped, -1, xp).reshape(moved.shape)
+    return xp.transpose(others, inverse_permutation(rest + list(axes)))
+
+
+def _exclusive_products(a, axis, xp):
+    """(x_0 ... x_{k-1}) · (x_{k+1} ... x_{n-1}) for each k along ``axis``."""
+    ones = xp.ones_like(xp.take(a, [0], axis=axis))
+    left = backend.cumprod(xp.concatenate([ones, a], axis=axis), axis)
+    right = xp.flip(backend.cumprod(xp.concatenate([ones, xp.flip(a, axis)], axis=axis), axis),
+                    axis)
+    n = a.shape[axis]
+    return (xp.take(left, range(n), axis=axis) * xp.take(right, range(1, n + 1), axis=axis))
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.

@@ -29,6 +29,7 @@ import builtins
 from .. import backend
 from ..tensor import Tensor
 from ._rules import record, rule
+from .formula_env import _is_tensor, _raw
 from .reduce import wrap_dim
 
 
@@ -36,7 +37,7 @@ def _open_grid(index, dim, like):
     """The key that reads ``a[..., index[i, j, ...], ...]`` with ``index``
     along ``dim`` and each other dimension's own coordinate (an open grid), on
     the device of the array ``like`` it will index (an index may live on the CPU)."""
-    index = backend.move(index, backend.device_of(like))
+    index = backend.move_like(index, like)
     xp = backend.xp_of(index)
     n = index.ndim
     key = [xp.arange(s).reshape([-1 if i == k else 1 for i in range(n)])
@@ -161,15 +162,6 @@ def _scatter_tensor(node, x, dim, index, src, op):
 
 
 # ------------------------------------------------- words of the formulas ---
-def _is_tensor(x) -> bool:
-    return x.__class__ is Tensor or isinstance(x, Tensor)
-
-
-def _raw(x):
-    """A saved tensor's array (a plain backward hands the formulas arrays)."""
-    return x._data if _is_tensor(x) else x
-
-
 def gather_along(g, dim, index):
     """``g.gather(dim, index)``: the gradient of each element that was written
     at (scatter) or added at (scatter_add) those positions."""
