@@ -201,7 +201,7 @@ def conv_weight_grad(g, input, weight, stride, padding, dilation):
     return reshape(_sum(reshape(g, (n, o, oh * ow)) @ mT(cols), 0), tuple(weight.shape))
 
 
-def max_pool_grad(g, self, indices, kernel_size, stride, padding, dilation, ceil_mode):
+def max_pool_grad(g, self, indices, kernel_size, stride, padding, dilation):
     """Each window's gradient goes to its winner: a 0/1 mask picks, per window,
     the kernel offset that read the winning pixel; col2im puts it in place.
     On Tensors PyTorch's kernel, recorded as one node,
@@ -246,7 +246,7 @@ ConvolutionBackward0 = rule(
     input="grads[0]", weight="grads[1]", bias="grads[2]")
 MaxPool2DWithIndicesBackward0 = rule(
     "MaxPool2DWithIndicesBackward0", "self kernel_size stride padding dilation ceil_mode result1",
-    self="max_pool_grad(g, self, result1, kernel_size, stride, padding, dilation, ceil_mode)")
+    self="max_pool_grad(g, self, result1, kernel_size, stride, padding, dilation)")
 MaxPool2DWithIndicesBackwardBackward0 = rule(
     "MaxPool2DWithIndicesBackwardBackward0", "indices",
     grad_output="max_pool_double_backward(g, indices)", self="zeros_like(g)")

@@ -25,7 +25,7 @@ from ..graph import SavedTensor, edge
 from ..multi_output import MultiOutputNode
 from ..tensor import Tensor
 from ._rules import NODE_CLASSES
-from .conv import conv2d_forward, conv_input_grad, conv_weight_grad, out_len
+from .conv import conv2d_forward, conv_input_grad, conv_weight_grad
 from .formula_env import ENV, _is_tensor, _raw
 from .formula_env import sum as _sum
 
@@ -69,8 +69,7 @@ class ConvolutionBackwardBackward0(MultiOutputNode):
         g, x, w = kw["grad_output"], kw["input"], kw["weight"]
         stride, padding, dilation = kw["stride"], kw["padding"], kw["dilation"]
         gx_in, gw_in, gb_in = grads.slots
-        out = tuple(out_len(s, k, d, p, st) for s, k, d, p, st in
-                    zip(x.shape[-2:], w.shape[-2:], dilation, padding, stride))
+        out = tuple(g.shape[-2:])  # (the size of the convolution's output)
         for_g = None
         if gx_in is not None:
             for_g = conv2d_forward(gx_in, w, None, stride, padding, dilation, out)

@@ -162,22 +162,37 @@ def _scatter_tensor(node, x, dim, index, src, op):
 
 
 # ------------------------------------------------- words of the formulas ---
+def _grid(index, dim, like):
+    """The open grid of a saved index (a Tensor or, in a plain backward, an array)."""
+    idx = _raw(index)
+    return _open_grid(idx.reshape(_sizes(idx)), dim, like)
+
+
+def _into_zeros(g, sizes, dim, index, adding):
+    """Zeros of ``sizes`` (an array) with g written, or added, at ``index``."""
+    out = backend.xp_of(g).zeros(tuple(sizes) or (1,), dtype=g.dtype)
+    key, part = _grid(index, dim, out), g.reshape(_sizes(g))
+    if adding:
+        backend.xp_of(out).add.at(out, key, part)
+    else:
+        out[key] = part
+    return out.reshape(tuple(sizes))
+
+
 def gather_along(g, dim, index):
     """``g.gather(dim, index)``: the gradient of each element that was written
     at (scatter) or added at (scatter_add) those positions."""
     if _is_tensor(g):
         return gather(g, dim, index)
-    idx = _raw(index)
-    return g.reshape(_sizes(g))[_open_grid(idx.reshape(_sizes(idx)), dim, g)].reshape(idx.shape)
+    return g.reshape(_sizes(g))[_grid(index, dim, g)].reshape(_raw(index).shape)
 
 
 def scatter_zeros(g, dim, index):
     """``g.scatter(dim, index, 0)``: g with the overwritten positions zeroed."""
     if _is_tensor(g):
         return scatter(g, dim, index, 0)
-    idx = _raw(index)
     out = g.reshape(_sizes(g)).copy()
-    out[_open_grid(idx.reshape(_sizes(idx)), dim, out)] = 0
+    out[_grid(index, dim, out)] = 0
     return out.reshape(g.shape)
 
 
@@ -188,11 +203,7 @@ def gather_backward(g, self, dim, index):
     if _is_tensor(g):
         from .creation import zeros
         return scatter_add(zeros(sizes, dtype=g.dtype, device=g.device), dim, index, g)
-    idx = _raw(index)
-    out = backend.xp_of(g).zeros(sizes or [1], dtype=g.dtype)
-    out_key = _open_grid(idx.reshape(_sizes(idx)), dim, out)
-    backend.xp_of(out).add.at(out, out_key, g.reshape(_sizes(g)))
-    return out.reshape(sizes)
+    return _into_zeros(g, sizes, dim, index, adding=True)
 
 
 def scatter_into_zeros(g, sizes, dim, index):
@@ -202,10 +213,7 @@ def scatter_into_zeros(g, sizes, dim, index):
     if _is_tensor(g):
         from .creation import zeros
         return scatter(zeros(sizes, dtype=g.dtype, device=g.device), dim, index, g)
-    idx = _raw(index)
-    out = backend.xp_of(g).zeros(sizes or [1], dtype=g.dtype)
-    out[_open_grid(idx.reshape(_sizes(idx)), dim, out)] = g.reshape(_sizes(g))
-    return out.reshape(sizes)
+    return _into_zeros(g, sizes, dim, index, adding=False)
 
 
 # Backward formulas: g is the gradient of the output; one formula per input.
