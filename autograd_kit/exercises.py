@@ -944,20 +944,12 @@ def _l09_ex2(candidate):
     return None
 
 
-def _lA_ex1(count):
-    return None if _is_int(count, 8) else _("the value is not right")
-
-
 def _is_int(value, want) -> bool:
     return type(value) is int and value == want or (type(value) is float and value == want)
 
 
 def _lA_ex2(count):
     return None if _is_int(count, 2) else _("the value is not right")
-
-
-def _l10_ex1(count):
-    return None if _is_int(count, 51) else _("the value is not right")
 
 
 def _l10_ex2(scale):
@@ -1034,10 +1026,6 @@ def _lB_ex1(answer):
     if dtype_name.strip().replace("torch.", "") != "float32":
         return _("the gradient is right, but that is not its dtype")
     return None
-
-
-def _lB_ex2(count):
-    return None if _is_int(count, 2608) else _("the value is not right")
 
 
 def _l11_ex1(value):
@@ -1146,13 +1134,10 @@ _EXERCISES = {
     "lesson08.ex2": (("my_q_grad",), ("number",), _l08_ex2),
     "lesson09.ex1": (("my_versions",), ("numbers",), _l09_ex1),
     "lesson09.ex2": (("scaled_score",), ("function",), _l09_ex2),
-    "lessonA.ex1": (("my_box_count",), ("number",), _lA_ex1),
     "lessonA.ex2": (("my_saved_count",), ("number",), _lA_ex2),
-    "lesson10.ex1": (("my_parameter_count",), ("number",), _l10_ex1),
     "lesson10.ex2": (("my_scale",), ("number",), _l10_ex2),
     "lesson10.ex3": (("train",), ("function",), _l10_ex3),
     "lessonB.ex1": (("my_answer",), ("list",), _lB_ex1),
-    "lessonB.ex2": (("my_bytes",), ("number",), _lB_ex2),
     "lesson11.ex1": (("my_second_derivative",), ("number",), _l11_ex1),
     "lesson11.ex2": (("my_hessian",), ("numbers",), _l11_ex2),
     "lesson11.ex3": (("second_derivative",), ("function",), _l11_ex3),
@@ -1427,15 +1412,9 @@ _TEXT = {
     'lesson09.ex2': (N_('Exercise 2'),
         N_('Which node saved the tensor that is changed in place? ExpBackward0 keeps its result y. Compute the normalised y as a new tensor (y = y / y.sum()) instead of overwriting it.'),
         N_('y /= y.sum() overwrote the result that ExpBackward0 saved for its derivative; y = y / y.sum() leaves it intact. z += 1 may stay: nobody saved z.')),
-    'lessonA.ex1': (N_('Exercise 1'),
-        N_('Count one grey box per recorded operation, one AccumulateGrad and one blue box per leaf that requires grad, and one green box for the output. level is a constant and gets no box.'),
-        N_('Exp, Add and Mul, two AccumulateGrad nodes, the leaves gain and offset, and the output glow: 8 boxes.')),
     'lessonA.ex2': (N_('Exercise 2'),
         N_('exp keeps one value; addition keeps none. The product gain * level only needs to send a gradient to gain: which of its two inputs does that gradient need?'),
         N_("ExpBackward0 keeps its result, MulBackward0 keeps level (for gain's gradient), AddBackward0 keeps nothing.")),
-    'lesson10.ex1': (N_('Exercise 1'),
-        N_('Add up the sizes of the weight and the bias of both Linear layers: a weight has n_in * n_out numbers, a bias n_out.'),
-        N_('2*8 + 8 for the first layer, 8*3 + 3 for the second: 24 + 27 = 51.')),
     'lesson10.ex2': (N_('Exercise 2'),
         N_('Write the mean over 160 examples in terms of the two means over 80. Without any scale, the two backward passes add up to twice the full-batch gradient.'),
         N_('The mean over 160 is (mean of half A + mean of half B) / 2, so each half gets 0.5.')),
@@ -1445,9 +1424,6 @@ _TEXT = {
     'lessonB.ex1': (N_('Exercise 1'),
         N_('Add 3 to the derivative of q0 * q1 for each element. On the way back, ToCopyBackward0 converts the gradient to the dtype of the tensor that was copied.'),
         N_('(3 + q1, 3 + q0) = (5, 4), handed back by ToCopyBackward0 in float32, like p.')),
-    'lessonB.ex2': (N_('Exercise 2'),
-        N_('Count the weights and biases of both layers (a weight has n_in * n_out numbers, a bias n_out), then multiply by 4 bytes.'),
-        N_('(10*50 + 50) + (50*2 + 2) = 652 numbers, 652 * 4 = 2608 bytes.')),
     'lesson11.ex1': (N_('Exercise 1'),
         N_("Differentiate twice: q'(t) = 6t^2 - 2t + 4, then differentiate that once more and put t = -1."),
         N_("q'(t) = 6t^2 - 2t + 4 and q''(t) = 12t - 2 = -14 at t = -1.")),
@@ -1497,3 +1473,18 @@ _TEXT.update(_L14_TEXT)
 _EXERCISES.update(_L15_EXERCISES)
 _TEXT.update(_L15_TEXT)
 # --- end of lessons 14 and 15 ----------------------------------------------------------------
+
+
+# --- lesson 10's first exercise and the appendices' code exercises ---------------------------
+from .exercise_checks_boxes import EXERCISES as _LA_EXERCISES  # noqa: E402
+from .exercise_checks_boxes import TEXT as _LA_TEXT  # noqa: E402
+from .exercise_checks_leaf import EXERCISES as _LB_EXERCISES  # noqa: E402
+from .exercise_checks_leaf import TEXT as _LB_TEXT  # noqa: E402
+from .exercise_checks_sgd_step import EXERCISES as _L10_EXERCISES  # noqa: E402
+from .exercise_checks_sgd_step import TEXT as _L10_TEXT  # noqa: E402
+
+for _table, _words in ((_L10_EXERCISES, _L10_TEXT), (_LA_EXERCISES, _LA_TEXT),
+                       (_LB_EXERCISES, _LB_TEXT)):
+    _EXERCISES.update(_table)
+    _TEXT.update(_words)
+# --- end ------------------------------------------------------------------------------------

@@ -197,7 +197,9 @@ def wrong_values(lesson, ex, ns) -> list[str]:
                         "lesson07.ex3": lambda: None, "lesson09.ex2": lambda: None,
                         "lesson10.ex3": lambda: fn(solved["make_model"](), solved["optim"].SGD(
                             solved["make_model"]().parameters(), lr=0.1), 5),
-                        "lesson11.ex3": lambda: fn(lambda t: 2 * t ** 3 - t ** 2 + 4 * t, -1.0)}
+                        "lesson11.ex3": lambda: fn(lambda t: 2 * t ** 3 - t ** 2 + 4 * t, -1.0),
+                        "lesson10.ex1": lambda: None, "lessonA.ex1": lambda: fn(solved["glow"]),
+                        "lessonB.ex2": lambda: fn([1.0, 2.0], "cpu", solved["ak"].float64)}
                 value = args[key]()
                 if hasattr(value, "tolist"):
                     value = value.tolist()
