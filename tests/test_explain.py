@@ -283,3 +283,32 @@ def test_the_render_hook_is_removed_on_unload(ip):
 def test_turning_on_twice_registers_one_callback(ip):
     ip.run_line_magic("autograd_explain", "on")
     assert ip.events.callbacks["post_run_cell"].count(explain.after_cell) == 1
+
+
+def test_the_advice_calls_the_kit_what_the_notebook_calls_it(ip):
+    """In a notebook that did ``import autograd_kit as ak``, the fix says
+    ``ak.no_grad()``: code the learner can paste.  Where the kit is called
+    ``torch`` (the fixture) the advice keeps ``torch.``, as above."""
+    run(ip, "import autograd_kit as ak\nq = ak.tensor([1., 2.], requires_grad=True)\n"
+            "del torch")
+    try:
+        _, _, outputs = run(ip, "q += 1")
+        plain = flat(explanation_of(outputs)[0])
+        assert "`with ak.no_grad(): q += 1`" in plain and "torch." not in plain
+        _, _, outputs = run(ip, "z = ak.ones(2).sum()\nz.backward()")
+        plain = flat(explanation_of(outputs)[0])
+        assert "ak.no_grad()" in plain and "torch." not in plain
+    finally:
+        run(ip, "import autograd_kit as torch")
+        ip.user_ns.pop("ak", None)
+        ip.user_ns.pop("q", None)
+
+
+def test_respelling_leaves_type_names_and_unnamed_kits_alone():
+    import autograd_kit
+    from autograd_kit.ipython import spelling
+    text = "`torch.no_grad()`, `torch.autograd.grad(y, x)` and a torch.FloatTensor"
+    assert spelling.as_written(text, autograd_kit, {"ak": autograd_kit}) == \
+        "`ak.no_grad()`, `ak.autograd.grad(y, x)` and a torch.FloatTensor"
+    assert spelling.as_written(text, autograd_kit, {"np": object()}) == text
+    assert spelling.as_written(text, autograd_kit, {"_ak": autograd_kit}) == text

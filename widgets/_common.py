@@ -307,9 +307,6 @@ def _kernel_shell():
     return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
 
 
-_TORCH_WORD = re.compile(r"\btorch\.")
-
-
 def as_written(code: str, lib=None) -> str:
     """Code a widget shows (written with ``torch.``), with the library that runs
     it called what the notebook calls it: ``ak.tensor(...)`` after ``import
@@ -319,12 +316,10 @@ def as_written(code: str, lib=None) -> str:
     notebook, or when the notebook gave the module no name, the code keeps
     ``torch.``, the spelling the kit mirrors."""
     import autograd_kit
-    module = autograd_kit if lib is None else lib
+    from autograd_kit.ipython import spelling
     shell = _kernel_shell()
     space = getattr(shell, "user_ns", None) or {}
-    name = next((k for k, v in list(space.items())
-                 if v is module and k.isidentifier() and not k.startswith("_")), "torch")
-    return code if name == "torch" else _TORCH_WORD.sub(name + ".", code)
+    return spelling.as_written(code, autograd_kit if lib is None else lib, space)
 
 
 def _display(obj):

@@ -48,7 +48,7 @@ from types import TracebackType
 from .. import errors
 from ..i18n import _, language, language_code
 from ..viz.error_facts import ERRORS, error_facts
-from . import culprits, saved, silent, usage
+from . import culprits, saved, silent, spelling, usage
 from .display import name_of
 from .explanation import HEADER, Explanation, called, name, rich  # noqa: F401
 
@@ -301,10 +301,21 @@ def explain(err, names=None) -> Explanation | None:
     explainer = EXPLAINERS.get(getattr(found, "kind", ""))
     if explainer is not None:
         try:
-            return explainer(found, names)
+            told = explainer(found, names)
         except Exception:  # a detail missing from the error: explain nothing
-            pass
+            return None
+        return _as_written(told, names) if found.engine == "autograd_kit" else told
     return None
+
+
+def _as_written(told: Explanation | None, names) -> Explanation | None:
+    """An explanation of the kit's error with its code spelled as the notebook
+    calls the kit (``ak.no_grad()`` after ``import autograd_kit as ak``)."""
+    import autograd_kit
+    if told is not None:
+        told.title = spelling.as_written(told.title, autograd_kit, names)
+        told.paragraphs = [spelling.as_written(p, autograd_kit, names) for p in told.paragraphs]
+    return told
 
 
 def explain_value(root, names=None, fresh: bool = False) -> Explanation | None:
