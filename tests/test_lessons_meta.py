@@ -164,6 +164,33 @@ def test_markdown_images_have_alt_text(path):
     assert not missing, f"{path.name}: images without alt text: {'; '.join(missing)}"
 
 
+# --- one sitting per lesson ------------------------------------------------------------
+
+#: the most words of prose a lesson may have, so that a learner finishes it in one sitting
+MOST_WORDS = 1800
+WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def prose_words(path) -> int:
+    """The words of a lesson's prose: its markdown cells without fenced code and
+    without the folded solutions (tagged ``solution``)."""
+    total = 0
+    for c in read(path).cells:
+        if c.cell_type != "markdown" or "solution" in c.get("metadata", {}).get("tags", []):
+            continue
+        total += len(WORD.findall(re.sub(r"```.*?```", " ", c.source, flags=re.DOTALL)))
+    return total
+
+
+@pytest.mark.parametrize("path", [p for p in LESSON_PATHS if not p.name.startswith("00")],
+                         ids=lesson_id)
+def test_a_lesson_is_one_sitting(path):
+    """Each English lesson's prose stays within :data:`MOST_WORDS` words (the
+    editions translate the same cells)."""
+    words = prose_words(path)
+    assert words <= MOST_WORDS, f"{path.name} has {words} words of prose (at most {MOST_WORDS})"
+
+
 # --- the index links every lesson ------------------------------------------------------
 
 @pytest.mark.parametrize("path", [p for p in ALL_LESSON_PATHS if not p.name.startswith("00")],
