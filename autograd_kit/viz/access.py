@@ -26,6 +26,7 @@ inputs and :func:`node_name` its operation.  micrograd is never imported here.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 SAVED_PREFIX = "_saved_"
@@ -133,7 +134,8 @@ def is_node(obj) -> bool:
 
 def node_name(fn) -> str:
     """``"MulBackward0"``.  PyTorch's C++ nodes answer names such as
-    ``"torch::autograd::AccumulateGrad"``; only the last part is kept.  A
+    ``"torch::autograd::AccumulateGrad"``; their namespace is dropped (only
+    ``torch::``'s: a Function class whose own name holds ``::`` keeps it).  A
     micrograd Value answers its operation (``"*"``, ``"tanh"``), a leaf its
     class's name."""
     if is_value(fn):
@@ -142,7 +144,10 @@ def node_name(fn) -> str:
         name = str(fn.name())
     except Exception:  # a node whose name() fails still gets drawn
         name = type(fn).__name__
-    return name.rsplit("::", 1)[-1]
+    return _CPP_NAMESPACE.sub("", name)
+
+
+_CPP_NAMESPACE = re.compile(r"^torch::(?:\w+::)*")
 
 
 def next_edges(fn) -> list[tuple[object, int]]:
