@@ -795,7 +795,8 @@ def mats(shape_a, shape_b, dtypes=DTYPES, mixed=0.3):
 
 
 def _any_mat(rng):
-    return pick(rng, ((3,), (2, 3), (3, 2), (2, 2, 3), (2, 3, 2), (3, 3), (1, 3, 2), ()))
+    return pick(rng, ((3,), (2, 3), (3, 2), (2, 2, 3), (2, 3, 2), (3, 3), (1, 3, 2), (),
+                      (2, 1, 2, 3), (1, 2, 3, 3)))
 
 
 MATMUL = [
@@ -834,6 +835,10 @@ ADDMM = {
     "addmm(alpha=0)": lambda lib, b, m1, m2: lib.addmm(b, m1, m2, alpha=0),
     "x.addmm": lambda lib, b, m1, m2: b.addmm(m1, m2, beta=2),
     "F.linear": lambda lib, b, m1, m2: lib.nn.functional.linear(m1, m2.t(), b),
+    "F.linear[3-d]": lambda lib, b, m1, m2: lib.nn.functional.linear(
+        m1.unsqueeze(0).expand(2, 2, 3), m2.t(), b),
+    "F.linear[3-d,strided]": lambda lib, b, m1, m2: lib.nn.functional.linear(
+        m1.t().unsqueeze(0).mT, m2.t(), b),
 }
 for _name, _f in ADDMM.items():
     for _bs in ((4,), (2, 4), (1, 4), ()):
@@ -1101,9 +1106,6 @@ TITLES = {"gradient": "gradient differences", "silent": "silent acceptances (kit
 # Differences kept on purpose: (category, variant pattern) -> why.  (The same
 # list, in words, is in the README's "Known differences".)
 DELIBERATE: dict[tuple[str, str], str] = {
-    ("node", "matmul/*"): "a batched product records one BmmBackward0 (and a 1-D operand "
-                          "SqueezeBackward1); PyTorch folds batches into one mm and records "
-                          "its view, clone and squeeze nodes around it",
     ("node", "loss/*3-d*"): "a loss over (N, C, d1...) scores is taken over the rows of a "
                             "reshaped copy: NllLossBackward0, where PyTorch has NllLoss2DBackward0",
     ("node", "shape/diag()*"): "diag of a matrix is diagonal().clone() (CloneBackward0); "

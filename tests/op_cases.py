@@ -181,10 +181,8 @@ CASES: dict[str, list[Case]] = {
         C("mm", normal((2, 3), (3, 3)), lambda a, b: ak.mm(a, b)),
     ],
     "BmmBackward0": [
-        C("matmul-3d-3d", normal((2, 3, 4), (2, 4, 5)), lambda a, b: a @ b),
-        C("matmul-3d-2d", normal((2, 3, 4), (4, 5)), lambda a, b: a @ b),
-        C("matmul-2d-3d", normal((3, 4), (2, 4, 2)), lambda a, b: a @ b),
-        C("matmul-batch-broadcast", normal((2, 1, 3, 4), (3, 4, 2)), lambda a, b: a @ b),
+        C("bmm", normal((2, 3, 4), (2, 4, 5)), lambda a, b: ak.bmm(a, b)),
+        C("bmm-one-batch", normal((1, 2, 3), (1, 3, 1)), lambda a, b: ak.bmm(a, b)),
     ],
     "AddmmBackward0": [
         C("addmm-bias-row", normal((2,), (3, 4), (4, 2)), lambda b, m1, m2: ak.addmm(b, m1, m2)),
@@ -375,9 +373,23 @@ CASES: dict[str, list[Case]] = {
         C("view-as", normal((2, 6)), lambda x: x.view_as(const(x, np.zeros((3, 4))))),
     ],
     "UnsafeViewBackward0": [
+        # a reshape that cannot be a view: a clone, then an unsafe view of it
         C("reshape-non-contiguous", normal((3, 4)), lambda x: x.t().reshape(12)),
         C("flatten-transposed", normal((2, 3, 2)), lambda x: x.transpose(0, 1).flatten()),
+        # a product of stacks, as PyTorch computes it: folded into mm or mv, or
+        # broadcast into bmm, then viewed back (ops/matmul_plan.py)
+        C("matmul-3d-3d", normal((2, 3, 4), (2, 4, 5)), lambda a, b: a @ b),
+        C("matmul-3d-2d", normal((2, 3, 4), (4, 5)), lambda a, b: a @ b),
+        C("matmul-batch-broadcast", normal((2, 1, 3, 4), (3, 4, 2)), lambda a, b: a @ b),
+        C("matmul-3d-1d", normal((2, 3, 4), (4,)), lambda a, b: a @ b),
+        C("matmul-1d-3d", normal((4,), (2, 4, 3)), lambda a, b: a @ b),
     ],
+    "ReshapeAliasBackward0": [
+        # a reshape that is a view of a tensor that is not contiguous
+        C("reshape-strided-view", normal((2, 3, 4)), lambda x: x.transpose(0, 1).reshape(3, 2, 4)),
+        C("reshape-every-other", normal((3, 4)), lambda x: x[:, ::2].reshape(6)),
+    ],
+
     "AliasBackward0": [
         C("getitem-ellipsis", normal((3, 4)), lambda x: x[...]),
         C("getitem-full-slices", normal((3, 4)), lambda x: x[:, :]),  # (x[:] is a slice)
@@ -406,14 +418,9 @@ CASES: dict[str, list[Case]] = {
         C("squeeze-all", normal((3, 1, 4, 1)), lambda x: x.squeeze()),
     ],
     "SqueezeBackward1": [
-        # a 1-D operand of a batched product: unsqueezed, multiplied (BmmBackward0),
-        # then squeezed back, as in PyTorch
-        C("matmul-3d-1d", normal((2, 3, 4), (4,)), lambda a, b: a @ b),
-        C("matmul-1d-3d", normal((4,), (2, 4, 3)), lambda a, b: a @ b),
         C("squeeze-dim", normal((3, 1, 4)), lambda x: x.squeeze(1)),
         C("squeeze-negative-dim", normal((3, 4, 1)), lambda x: x.squeeze(-1)),
         C("squeeze-non-singleton", normal((3, 4)), lambda x: x.squeeze(0)),
-        C("matmul-1d-2d", normal((4,), (4, 3)), lambda v, m: v @ m),  # unsqueeze, mm, squeeze
     ],
     "UnsqueezeBackward0": [
         C("unsqueeze", normal((3, 4)), lambda x: x.unsqueeze(1)),
@@ -429,6 +436,11 @@ CASES: dict[str, list[Case]] = {
     "CloneBackward0": [
         C("clone", normal((3, 4)), lambda x: x.clone()),
         C("contiguous-of-transpose", normal((3, 4)), lambda x: x.t().contiguous()),
+        # a stack on the right: both sides transposed, folded into mm, the result
+        # transposed back and made contiguous
+        C("matmul-2d-3d", normal((3, 4), (2, 4, 2)), lambda a, b: a @ b),
+        # ... and the same after a batch of one that requires grad is squeezed away
+        C("matmul-one-batch-squeezed", normal((1, 3, 4), (2, 4, 2)), lambda a, b: a @ b),
     ],
     "RepeatBackward0": [
         C("repeat", normal((2, 3)), lambda x: x.repeat(2, 1)),

@@ -104,7 +104,9 @@ MORE_CASES = {
         C("swapdims_", normal((2, 3)), lambda x: (x * 1).swapdims_(0, 1)),
     ],
     "SqueezeBackward3": [C("squeeze_", normal((3, 1, 4)), lambda x: (x * 1).squeeze_())],
-    "SqueezeBackward4": [C("squeeze_-dim", normal((3, 1)), lambda x: (x * 1).squeeze_(-1))],
+    "SqueezeBackward4": [C("squeeze_-dim", normal((3, 1)), lambda x: (x * 1).squeeze_(-1)),
+                         # a vector times a matrix: a one-row mm, the row dropped in place
+                         C("matmul-1d-2d", normal((4,), (4, 3)), lambda v, m: v @ m)],
     "UnsqueezeBackward1": [C("unsqueeze_", normal((3, 4)), lambda x: (x * 1).unsqueeze_(1))],
     # -- a tensor and a number, as backward formulas record them (scalar.py) -----
     "MulBackward1": [

@@ -104,8 +104,8 @@ def _seed(case_id: str) -> int:
 def _runs_on_torch(node_name, case) -> bool:
     """Can PyTorch run this case's function as it is (no ``ak.`` call inside),
     making the same node?  (Where PyTorch's forward graph is another one --
-    ``x[:]`` is a slice there, a batched ``@`` a reshape, bmm and view -- the
-    difference is the forward's, not the subject here.)"""
+    ``x[:]`` is a slice there -- the difference is the forward's, not the
+    subject here.)"""
     arrays = case.draw(np.random.default_rng(_seed(case.id)))
     try:
         with warnings.catch_warnings():

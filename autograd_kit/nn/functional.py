@@ -11,6 +11,8 @@ graph of a model matches PyTorch's node for node.
 """
 from __future__ import annotations
 
+import math
+
 import warnings
 
 from .. import backend, errors
@@ -29,10 +31,21 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x Wᵀ + b.  Gradients: dW = gᵀ x, db = Σ_batch g, dx = g W."""
     if bias is not None and input.dim() == 2:
         return addmm(bias, input, weight.t())
-    if bias is not None and input.dim() == 1 and weight.dim() == 2:  # (PyTorch: one row
-        return addmm(bias, input.view(1, -1), weight.t()).view(-1)  # through addmm)
+    if bias is not None and weight.dim() == 2 and _fusable(bias) and input.is_contiguous():
+        # PyTorch folds any other contiguous input into one matrix: one AddmmBackward0
+        # between two views (a vector is one row)
+        sizes = tuple(input.shape)
+        rows = input.reshape(math.prod(sizes[:-1]), sizes[-1])
+        out = addmm(bias, rows, weight.t())
+        return out.view(*sizes[:-1], out.shape[1])
     out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    return out if bias is None else out.add_(bias)   # (in place, as PyTorch)
+
+
+def _fusable(bias: Tensor) -> bool:
+    """A bias PyTorch adds inside ``addmm``: one row of numbers (``(out,)`` or
+    ``(1, out)``), stored contiguously."""
+    return (bias.dim() == 1 or bias.squeeze().dim() == 1) and bias.is_contiguous()
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -297,113 +297,27 @@ def neg(a):
 
 
 def matmul(a, b):
-    """Matrix product with numpy's rules for 1-D and batched operands."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and (
-            a._data.dtype != b._data.dtype or a._data.dtype.kind == "b"):
-        _matmul_dtypes(a._data, b._data)
+    """Matrix product with numpy's rules for 1-D and batched operands, computed
+    and recorded as PyTorch does (:mod:`.matmul_plan`): a plain ``MmBackward0``
+    for two matrices; for a stack of matrices, the kernel PyTorch picks and the
+    reshapes around it."""
     a, b, da, db = as_tensor_pair(a, b)
     na, nb = da.ndim, db.ndim
     if na == 0 or nb == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{na}D and {nb}D")
-    refused = _product_shapes(da.shape, db.shape)
+    if na == 2 and nb == 2 and a._data.dtype == b._data.dtype and da.dtype.kind != "b" \
+            and da.shape[1] == db.shape[0]:   # the common case, checked in one line
+        return record(MmBackward0, da @ db, (a, b), self=a, mat2=b)
+    from . import matmul_plan
+    a, b, p = matmul_plan.settle(a, b)
+    da, db = a._data, b._data
+    if da.dtype != db.dtype or da.dtype.kind == "b":
+        matmul_plan.dtype_refusal(p, da, db)
+    refused = matmul_plan.shape_refusal(p, da.shape, db.shape)
     if refused:
         raise RuntimeError(refused)
-    out = da @ db
-    if na == 1 and nb == 1:
-        return record(DotBackward0, out, (a, b), self=a, other=b)
-    if na == 2 and nb == 1:
-        return record(MvBackward0, out, (a, b), self=a, vec=b)
-    if na == 1:  # PyTorch: treat the vector as a 1-row matrix, then drop that row
-        return matmul(a.unsqueeze(0), b).squeeze(-2)
-    if nb == 1 and na > 2:  # ... or as a 1-column matrix
-        return matmul(a, b.unsqueeze(-1)).squeeze(-1)
-    if na == 2 and nb == 2:
-        return record(MmBackward0, out, (a, b), self=a, mat2=b)
-    return record(BmmBackward0, out, (a, b), self=a, mat2=b)
-
-
-def _product_kind(sa, sb) -> str:
-    """The kernel PyTorch runs for a product of these shapes: ``dot`` (two
-    vectors), ``mv`` (matrices times a vector: a stack of matrices is folded into
-    one tall matrix), ``mm`` (a vector or matrix times a matrix) or ``bmm``."""
-    na, nb = len(sa), len(sb)
-    if na == 1 and nb == 1:
-        return "dot"
-    if nb == 1:
-        return "mv"
-    return "mm" if nb == 2 else "bmm"
-
-
-def _product_shapes(sa, sb) -> str | None:
-    """PyTorch's words for two shapes that cannot be multiplied, or None when
-    they can.  A vector on the left is a one-row matrix."""
-    kind = _product_kind(sa, sb)
-    if kind == "dot":
-        return None if sa[0] == sb[0] else (
-            f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to "
-            f"have the same number of elements, but got {sa[0]} and {sb[0]} elements "
-            f"respectively")
-    if kind == "mv":
-        rows = math.prod(sa[:-1])
-        return None if sa[-1] == sb[0] else (
-            f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
-    if len(sa) == 1:
-        sa = (1,) + tuple(sa)
-    if kind == "mm" and len(sa) == 2:
-        return None if sa[1] == sb[0] else (
-            f"mat1 and mat2 shapes cannot be multiplied "
-            f"({'x'.join(map(str, sa))} and {'x'.join(map(str, sb))})")
-    if kind == "mm":  # a stack of matrices times one matrix: one tall matrix
-        rows = math.prod(sa[:-1])
-        return None if sa[-1] == sb[0] else (
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and "
-            f"{'x'.join(map(str, sb))})")
-    for i in range(1, min(len(sa), len(sb)) - 1):
-        x, y = sa[-2 - i], sb[-2 - i]
-        if x != y and x != 1 and y != 1:
-            return (f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                    f"at non-singleton dimension {max(len(sa), len(sb)) - 2 - i}")
-    batch = math.prod(backend.broadcast_shapes(sa[:-2], sb[:-2]))
-    return None if sa[-1] == sb[-2] else (
-        f"Expected size for first two dimensions of batch2 tensor to be: "
-        f"[{batch}, {sa[-1]}] but got: [{batch}, {sb[-2]}].")
-
-
-_C = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-      "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-      "bool": "bool"}
-
-
-def _matmul_dtypes(da, db):
-    """PyTorch's refusal of a product of two dtypes (or of booleans), in the words
-    of the kernel the shapes lead to.  Shapes that cannot be multiplied are
-    refused first (below, by :func:`matmul`), except for two vectors."""
-    na, nb = da.ndim, db.ndim
-    if na == 0 or nb == 0:
-        return  # (refused below, for the dimensions)
-    kind = _product_kind(da.shape, db.shape)
-    if _product_shapes(da.shape, db.shape) and not (kind == "dot" and da.dtype != db.dtype):
-        return
-    kernel = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}[kind]
-    if da.dtype == db.dtype:
-        if da.size == 0 or db.size == 0:
-            return  # (no kernel runs for empty operands)
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{scalar_type_name(da.dtype)}'")
-    name = lambda d: scalar_type_name(d.dtype)  # noqa: E731
-    if kind == "bmm" and da.dtype.kind == "b":
-        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
-    if kind == "dot":
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{name(da)} and {name(db)}")
-    if kind == "mv":
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{name(db)}, {name(da)}, and {name(db)}")
-    if kind == "mm":
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_C[da.dtype.name]} != {_C[db.dtype.name]}")
-    raise RuntimeError(f"expected scalar type {name(da)} but found {name(db)}")
+    return matmul_plan.run(p, a, b)
 
 
 def dot(a, b):
@@ -501,7 +415,8 @@ MvBackward0 = rule("MvBackward0", "self vec",
                    self="reshape(g, (-1, 1)) * vec", vec="t(self) @ g")
 MmBackward0 = rule("MmBackward0", "self mat2", self="g @ t(mat2)",
                    mat2="mm_mat2_grad(g, self, mat2)")
-BmmBackward0 = rule("BmmBackward0", "self mat2", self="g @ mT(mat2)", mat2="mT(self) @ g")
+BmmBackward0 = rule("BmmBackward0", "self mat2", self="bmm(g, transpose(mat2, 1, 2))",
+                    mat2="bmm(transpose(self, 1, 2), g)")
 AddmmBackward0 = rule("AddmmBackward0", "mat1 mat2 beta alpha",
                       self="g if beta == 1 else mul_scalar(g, beta)",
                       mat1="g @ t(mat2) if alpha == 1 else mul_scalar(g @ t(mat2), alpha)",

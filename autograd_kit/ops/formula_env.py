@@ -142,6 +142,25 @@ def mT(x):  # noqa: N802 - PyTorch's name
     return x.mT if _is_tensor(x) else x.swapaxes(-1, -2)
 
 
+def in_dtype_of(x, like):
+    """``x`` in ``like``'s dtype, as PyTorch's formulas write
+    ``self.to(grad.scalar_type())``: a ``ToCopyBackward0`` on Tensors (none when
+    the dtypes already agree)."""
+    dtype = _raw(like).dtype
+    if _is_tensor(x):
+        return x if x._data.dtype == dtype else x.to(backend.to_dtype(dtype))
+    return x.astype(dtype, copy=False)
+
+
+def bmm(x, y):
+    """A batch of matrix products, (b, n, m) by (b, m, p): on Tensors the kernel
+    itself (``BmmBackward0``), as PyTorch's formulas call it, not ``matmul``."""
+    if _is_tensor(x):
+        from .module_forms import bmm as kernel
+        return kernel(x, y)
+    return x @ y
+
+
 def transpose(x, dim0, dim1):
     if _is_tensor(x):
         return x.transpose(dim0, dim1)
@@ -669,7 +688,7 @@ def inverse_permutation(dims):
 
 _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indices,
           trace_backward, abs, sign, sgn, div_or_zero, norm_backward, atan2_recip, clamp,
-          where, expand, reshape, mT, transpose, t, permute, flip,
+          where, expand, reshape, mT, bmm, in_dtype_of, transpose, t, permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
           expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,

@@ -11,7 +11,8 @@ from .. import backend
 from ..tensor import Tensor
 from . import arith, compare, convert, indexing
 from . import diagonal as _diag
-from . import ordering, shape, unary, unary_more
+from . import matmul_plan, ordering, shape, unary, unary_more
+from ._rules import as_tensor_pair
 from . import index_select as _index_select
 from . import masked as _masked
 from . import products as _products
@@ -93,7 +94,14 @@ def bmm(input, mat2):  # noqa: A002
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    return matmul(input, mat2)
+    (b, _n, m), (b2, m2, _p) = input.shape, mat2.shape
+    if (b2, m2) != (b, m):   # no broadcasting: bmm is the kernel itself
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {m}] but got: [{b2}, {m2}].")
+    as_tensor_pair(input, mat2)   # (the same device, or PyTorch's refusal)
+    if input.dtype != mat2.dtype or input.dtype == backend.bool:
+        matmul_plan.dtype_refusal(matmul_plan.Plan("batched", "bmm"), input._data, mat2._data)
+    return matmul_plan.kernel("bmm", input, mat2)
 
 
 def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):

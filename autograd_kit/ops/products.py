@@ -170,4 +170,4 @@ def _exclusive_products(a, axis, xp):
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 CumprodBackward0 = rule("CumprodBackward0", "self dim result",
-                        self="cumprod_backward(g, self, dim, result)")
+                        self="cumprod_backward(in_dtype_of(g, self), self, dim, result)")

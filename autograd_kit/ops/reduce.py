@@ -286,11 +286,11 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
                   correction=c, keepdim=keepdim, result=RESULT)
 
 
-def _softmax_input(x, dim, dtype, name):
+def _softmax_input(x, dim, name):
     """The array softmax works on, the axis, and the dim as PyTorch records it."""
     if not isinstance(dim, int):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
-    a = x._data if dtype is None else x._data.astype(backend.np_dtype(dtype))
+    a = x._data
     d = wrap_dim(dim, a.ndim)
     if a.dtype.kind not in "fc" and a.size:  # (no kernel runs for an empty tensor)
         kernel = "lastdim_kernel_impl" if d == a.ndim - 1 else "kernel_impl"
@@ -299,9 +299,16 @@ def _softmax_input(x, dim, dtype, name):
     return a, (d if a.ndim else None), d
 
 
+def _in_dtype(x, dtype):
+    """``x.to(dtype)`` (recorded, ``ToCopyBackward0``), as PyTorch converts the
+    input of a softmax given a ``dtype`` before it runs."""
+    return x if dtype is None else x.to(backend.to_dtype(backend.np_dtype(dtype)))
+
+
 def softmax(x, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``, computed stably (max subtracted)."""
-    a, axis, d = _softmax_input(x, dim, dtype, "softmax")
+    x = _in_dtype(x, dtype)
+    a, axis, d = _softmax_input(x, dim, "softmax")
     if not a.size:
         return record(SoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
@@ -311,7 +318,8 @@ def softmax(x, dim, dtype=None):
 
 
 def log_softmax(x, dim, dtype=None):
-    a, axis, d = _softmax_input(x, dim, dtype, "log_softmax")
+    x = _in_dtype(x, dtype)
+    a, axis, d = _softmax_input(x, dim, "log_softmax")
     if not a.size:
         return record(LogSoftmaxBackward0, a.copy(), (x,), result=RESULT, dim=d)
     xp = backend.xp_of(a)
@@ -441,6 +449,6 @@ LinalgVectorNormBackward0 = rule(
     self="norm_backward(unsqueeze_dims(g, dim, keepdim), self,"
          " unsqueeze_dims(result, dim, keepdim), ord, dim)")
 ProdBackward0 = rule("ProdBackward0", "self result",
-                     self="prod_backward(g, self, result, None, False)")
+                     self="prod_backward(g, in_dtype_of(self, g), result, None, False)")
 ProdBackward1 = rule("ProdBackward1", "self result dim keepdim",
-                     self="prod_backward(g, self, result, dim, keepdim)")
+                     self="prod_backward(g, in_dtype_of(self, g), result, dim, keepdim)")

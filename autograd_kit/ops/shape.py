@@ -60,9 +60,14 @@ def reshape(x, *shape):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                            f"{x._data.size}") from None
     if x._data.size and not backend.xp_of(out).may_share_memory(out, x._data):
-        return record(UnsafeViewBackward0, out, (x,), self_sym_sizes=x._data.shape)
-    return _view(ViewBackward0, x, out, lambda a, s=shape: a.reshape(s),
-                 self_sym_sizes=x._data.shape)
+        # not expressible as a view: PyTorch copies (a contiguous clone) and views
+        # the copy without tracking it (_unsafe_view); both steps are recorded
+        copy = record(CloneBackward0, out.reshape(x._data.shape), (x,))
+        return record(UnsafeViewBackward0, out, (copy,), self_sym_sizes=x._data.shape)
+    # a view; PyTorch names it ViewBackward0 when the input is contiguous and
+    # ReshapeAliasBackward0 (the same gradient) when it is not
+    node = ViewBackward0 if x._data.flags.c_contiguous else ReshapeAliasBackward0
+    return _view(node, x, out, lambda a, s=shape: a.reshape(s), self_sym_sizes=x._data.shape)
 
 
 def view(x, *shape):
@@ -479,6 +484,8 @@ def masked_fill(x, mask, value):
 ViewBackward0 = rule("ViewBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
 UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self_sym_sizes",
                            self="reshape(g, self_sym_sizes)")
+ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self_sym_sizes",
+                             self="reshape(g, self_sym_sizes)")
 AliasBackward0 = rule("AliasBackward0", "", self="g")
 TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="transpose(g, dim0, dim1)")
 TBackward0 = rule("TBackward0", "", self="t(g)")
