@@ -80,3 +80,18 @@ def _same(a, b) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
+
+
+def graph_of(t) -> list:
+    """The nodes below ``t``, breadth first, each with its inputs' names: equal
+    for two libraries when their graphs have the same nodes and edges."""
+    out, todo, seen = [], [t.grad_fn], set()
+    while todo:
+        fn = todo.pop(0)
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        nexts = [n for n, _ in fn.next_functions]
+        out.append((fn.name(), [None if n is None else n.name() for n in nexts]))
+        todo.extend(nexts)
+    return out

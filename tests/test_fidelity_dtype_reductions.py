@@ -17,21 +17,9 @@ import numpy as np
 import pytest
 
 import autograd_kit as ak
+from fidelity_support import graph_of as graph
 
 torch = pytest.importorskip("torch")
-
-
-def graph(t) -> list:
-    out, todo, seen = [], [t.grad_fn], set()
-    while todo:
-        fn = todo.pop(0)
-        if fn is None or id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        nexts = [n for n, _ in fn.next_functions]
-        out.append((fn.name(), [None if n is None else n.name() for n in nexts]))
-        todo.extend(nexts)
-    return out
 
 
 CASES = {
