@@ -323,10 +323,14 @@ def _direct(t, ufunc, np_ufunc, args, kwargs) -> bool:
     if recording or t._data.dtype.kind != "f":
         return False
     if isinstance(other, Tensor):
-        if other._data.__class__ is not t._data.__class__:
+        # only an operand of the tensor's own dtype: another dtype would be computed
+        # in the wider one and rounded twice (PyTorch converts it first), and a bool
+        # operand has refusals of its own (sub_)
+        if other._data.__class__ is not t._data.__class__ or \
+                other._data.dtype != t._data.dtype:
             return False
         other = other._data
-    elif other.__class__ not in (int, float):
+    elif other.__class__ not in (int, float):  # (a bool is neither: it takes the long way)
         return False
     if alpha != 1:
         other = other * alpha
@@ -338,8 +342,8 @@ def _direct(t, ufunc, np_ufunc, args, kwargs) -> bool:
             return False
         else:
             getattr(backend.xp_of(a), ufunc)(a, other, out=a)
-    except (ValueError, TypeError):  # shapes or types: let the general path explain
-        return False
+    except (ValueError, TypeError, OverflowError):  # shapes, types, a number too big for
+        return False                                 # the dtype: the general path explains
     t._vc.value += 1
     return True
 
