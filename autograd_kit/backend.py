@@ -338,6 +338,14 @@ def reduce_sum(a, axis=None, dtype=None, keepdims: builtins.bool = False):
     return a.sum(axis=axis, dtype=dtype, keepdims=keepdims)
 
 
+def reduce_nansum(a, axis=None, dtype=None, keepdims: builtins.bool = False):
+    """The sum with every NaN counted as 0 (``nansum``)."""
+    if a.dtype.kind in "fc":
+        xp = xp_of(a)
+        a = xp.where(xp.isnan(a), a.dtype.type(0), a)
+    return reduce_sum(a, axis, dtype, keepdims)
+
+
 def reduce_prod(a, axis=None, keepdims: builtins.bool = False):
     if a.__class__ is np.ndarray:
         return np.multiply.reduce(a, axis, None, None, keepdims)

@@ -446,10 +446,15 @@ MORE_REDUCTIONS = {
     "nonzero()": lambda lib, x: x.nonzero(), "torch.nonzero": lambda lib, x: lib.nonzero(x),
     "equal(x,x)": lambda lib, x: lib.equal(x, x), "allclose(x,x)": lambda lib, x: lib.allclose(x, x),
     "median(0)": lambda lib, x: x.median(0),
+    "nansum()": lambda lib, x: x.nansum(), "nansum(0)": lambda lib, x: lib.nansum(x, 0),
+    "nansum(-1,keepdim)": lambda lib, x: x.nansum(-1, keepdim=True),
+    "nansum(dtype=float64)": lambda lib, x: x.nansum(dtype=lib.float64),
+    "nanmean()": lambda lib, x: x.nanmean(), "nanmean(0)": lambda lib, x: lib.nanmean(x, 0),
+    "nanmean(-1,keepdim)": lambda lib, x: x.nanmean(-1, keepdim=True),
 }
 _DOUBLE_MORE = {"logsumexp(0)", "softmax(-1)", "log_softmax(-1)", "norm(p=1)", "norm(p=3,dim=0)",
                 "cumsum(0)", "cumprod(-1)", "std(unbiased=False)", "var(0,correction=0)", "sort()",
-                "prod(dtype=float64)", "F.softmax(dim=-1)"}
+                "prod(dtype=float64)", "F.softmax(dim=-1)", "nansum(0)", "nanmean(0)"}
 for _name, _f in MORE_REDUCTIONS.items():
     variant(f"reduce/{_name}", one(), _f, double=_name in _DOUBLE_MORE)
     variant(f"reduce/{_name}[float]", one(FLOATS), _f, double=_name in _DOUBLE_MORE)

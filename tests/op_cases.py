@@ -143,6 +143,7 @@ CASES: dict[str, list[Case]] = {
     "DivBackward0": [
         C("div-broadcast", lambda rng: normal((3, 1))(rng) + nonzero((4,))(rng),
           lambda a, b: a / b),
+        C("nanmean-dim", normal((3, 4)), lambda x: x.nanmean(0)),  # nansum / count
         C("div-scalar", normal((2, 3)), lambda a: a / 4.0),
         C("div_-inplace", lambda rng: normal((3, 4))(rng) + nonzero((4,))(rng),
           lambda a, b: cloned(a).div_(b)),
@@ -270,6 +271,13 @@ CASES: dict[str, list[Case]] = {
         C("sum-dim", normal((3, 4)), lambda x: x.sum(1)),
         C("sum-dims-keepdim", normal((2, 3, 4)), lambda x: x.sum((0, 2), keepdim=True)),
         C("sum-negative-dim", normal((2, 3, 4)), lambda x: x.sum(-1)),
+    ],
+    "NansumBackward0": [
+        # (no NaN here: central differences need finite values; test_fidelity_nan_reductions
+        # checks the zeros at NaNs against PyTorch)
+        C("nansum-all", normal((3, 4)), lambda x: x.nansum()),
+        C("nansum-dim", normal((3, 4)), lambda x: x.nansum(1)),
+        C("nansum-dims-keepdim", normal((2, 3, 4)), lambda x: ak.nansum(x, (0, 2), keepdim=True)),
     ],
     "MeanBackward0": [
         C("mean-all", normal((3, 4)), lambda x: x.mean()),

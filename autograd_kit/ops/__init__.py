@@ -68,6 +68,7 @@ METHODS = {
     "floor": unary.floor, "ceil": unary.ceil, "round": unary.round,
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "max": reduce.max, "min": reduce.min,
+    "nansum": reduce.nansum, "nanmean": reduce.nanmean,
     "amax": reduce.amax, "amin": reduce.amin, "var": reduce.var, "std": reduce.std,
     "softmax": reduce.softmax, "log_softmax": reduce.log_softmax,
     "logsumexp": reduce.logsumexp, "prod": reduce.prod, "norm": reduce.norm,

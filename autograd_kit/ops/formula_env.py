@@ -142,6 +142,14 @@ def mT(x):  # noqa: N802 - PyTorch's name
     return x.mT if _is_tensor(x) else x.swapaxes(-1, -2)
 
 
+def nansum_backward(g, self, dim, keepdim):
+    """sum's gradient, spread back over ``self``, times 0 where ``self`` is NaN
+    (PyTorch's ``sum_backward(...) * self.isnan().logical_not()``)."""
+    s = _raw(self)
+    spread = expand(g if dim is None else unsqueeze_dims(g, dim, keepdim), s.shape)
+    return spread * _like(g, ~_xp(s).isnan(s))
+
+
 def in_dtype_of(x, like):
     """``x`` in ``like``'s dtype, as PyTorch's formulas write
     ``self.to(grad.scalar_type())``: a ``ToCopyBackward0`` on Tensors (none when
@@ -688,7 +696,8 @@ def inverse_permutation(dims):
 
 _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indices,
           trace_backward, abs, sign, sgn, div_or_zero, norm_backward, atan2_recip, clamp,
-          where, expand, reshape, mT, bmm, in_dtype_of, transpose, t, permute, flip,
+          where, expand, reshape, mT, bmm, in_dtype_of, nansum_backward, transpose, t,
+          permute, flip,
           squeeze, unsqueeze, unsqueeze_dims, restore_dims, unsqueeze_to, masked_fill,
           expand_over, sum, mean, sum_to, pow_backward, pow_exponent_grad,
           inside, zeros_like, evenly_distribute, place_at, ties_half, spread_to_extremes,

@@ -11,7 +11,7 @@ from .. import backend
 from ..tensor import Tensor
 from . import arith, compare, convert, indexing
 from . import diagonal as _diag
-from . import matmul_plan, ordering, shape, unary, unary_more
+from . import matmul_plan, ordering, reduce, shape, unary, unary_more
 from ._rules import as_tensor_pair
 from . import index_select as _index_select
 from . import masked as _masked
@@ -163,7 +163,7 @@ FUNCTIONS = {
     "masked_fill": shape.masked_fill, "swapdims": shape.swapdims, "swapaxes": shape.swapdims,
     "split_with_sizes": _split_with_sizes,
     "var_mean": var_mean, "std_mean": std_mean, "dstack": dstack, "mv": mv, "outer": outer,
-    "ger": outer, "bmm": bmm,
+    "ger": outer, "bmm": bmm, "nansum": reduce.nansum, "nanmean": reduce.nanmean,
     "diagonal": _diag.diagonal, "diag": _diag.diag, "trace": _diag.trace, "tril": _diag.tril,
     "triu": _diag.triu, "sort": ordering.sort, "argsort": ordering.argsort,
     "median": ordering.median, "log1p": unary_more.log1p, "expm1": unary_more.expm1,
@@ -194,7 +194,7 @@ def numpy_keywords(fn):
 # Ops with a ``dim`` argument that tutorials call with ``axis=`` / ``keepdims=``.
 WITH_AXIS = ("sum", "mean", "max", "min", "argmax", "argmin", "std", "var", "amax", "amin",
              "prod", "logsumexp", "cumsum", "cumprod", "median", "sort", "argsort", "softmax",
-             "log_softmax", "var_mean", "std_mean", "norm", "all", "any")
+             "log_softmax", "var_mean", "std_mean", "norm", "all", "any", "nansum", "nanmean")
 
 
 def install() -> None:

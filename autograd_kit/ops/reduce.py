@@ -72,6 +72,33 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's name
     return record(SumBackward1, out, (x,), dim=dims, keepdim=keepdim, self_sym_sizes=a.shape)
 
 
+def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    """The sum with NaNs left out (counted as 0).  Its gradient is sum's, 0 where
+    the input is NaN: a left-out element does not move the result."""
+    a = x._data
+    if dtype is not None:
+        dt = backend.np_dtype(dtype)
+        check_grad_dtype(x, dt)
+    else:
+        dt = _sum_dtype(a)
+    dims = None if dim is None else normalize_dims(dim, a.ndim)
+    out = backend.reduce_nansum(a, dims, dt, keepdim and dims is not None)
+    return record(NansumBackward0, out, (x,), self=x, dim=dims, keepdim=keepdim)
+
+
+def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the elements that are not NaN: ``nansum`` divided by how many
+    there are (``DivBackward0`` on ``NansumBackward0``); NaN where there are none."""
+    a = x._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex "
+                           f"dtype but got {scalar_type_name(a.dtype)}")
+    dims = None if dim is None else normalize_dims(dim, a.ndim)
+    xp = backend.xp_of(a)
+    count = _sum(~xp.isnan(a), dims, backend.int64.np, keepdim and dims is not None)
+    return nansum(x, dim, keepdim, dtype=dtype) / Tensor._make(count)
+
+
 def sum_to(g, shape):
     """Sum ``g`` down to ``shape``: the one place where broadcasting is undone.
 
@@ -412,6 +439,8 @@ def norm(x, p=2, dim=None, keepdim=False, dtype=None):
 
 # Backward formulas: g is the gradient of the output; one formula per input.
 SumBackward0 = rule("SumBackward0", "self_sym_sizes", self="expand(g, self_sym_sizes)")
+NansumBackward0 = rule("NansumBackward0", "self dim keepdim",
+                       self="nansum_backward(in_dtype_of(g, self), self, dim, keepdim)")
 SumBackward1 = rule("SumBackward1", "dim keepdim self_sym_sizes",
                     self="expand(unsqueeze_dims(g, dim, keepdim), self_sym_sizes)")
 MeanBackward0 = rule("MeanBackward0", "self_sym_sizes numel",
