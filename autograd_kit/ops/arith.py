@@ -6,7 +6,6 @@ the output.  For ``z = x * y``: dz/dx = y, so x receives ``g * y``.
 """
 from __future__ import annotations
 
-import math
 import operator
 
 from ..graph import HOLDS_NUMBER
