@@ -42,7 +42,7 @@ _state = {"mode": "text", "shell": None, "saved": {}, "lang": None}
 
 def name_of(obj, namespace) -> str | None:
     """The first public name bound to ``obj`` (by identity) in ``namespace``."""
-    for name, value in (namespace or {}).items():
+    for name, value in list((namespace or {}).items()):  # (a snapshot: the kernel may bind)
         if value is obj and isinstance(name, str) and not name.startswith("_"):
             return name
     return None

@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import re
 
+from .display import name_of
+
 #: ``torch.`` where it starts the name of a function or a submodule
 TORCH_CALL = re.compile(r"\btorch\.(?=[a-z_])")
 
 
-def name_of(module, namespace) -> str:
-    """The name ``namespace`` (a notebook's globals) gives ``module``; ``"torch"``
-    when it gives none (the spelling the kit mirrors)."""
-    for key, value in list((namespace or {}).items()):
-        if value is module and isinstance(key, str) and key.isidentifier() \
-                and not key.startswith("_"):
-            return key
-    return "torch"
-
-
 def as_written(text: str, module, namespace) -> str:
     """``text`` with ``torch.`` calls respelled as ``namespace`` calls ``module``."""
-    name = name_of(module, namespace)
-    return text if name == "torch" else TORCH_CALL.sub(name + ".", text)
+    name = name_of(module, namespace)  # (None when the notebook gave it no name)
+    if name is None or name == "torch" or not name.isidentifier():
+        return text
+    return TORCH_CALL.sub(name + ".", text)

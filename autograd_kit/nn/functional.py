@@ -12,7 +12,6 @@ graph of a model matches PyTorch's node for node.
 from __future__ import annotations
 
 import math
-
 import warnings
 
 from .. import backend, errors

@@ -157,12 +157,10 @@ def dtype_refusal(p: Plan, da, db) -> None:
     """Raise PyTorch's refusal of a product of two dtypes (or of booleans), in the
     words of the kernel the plan reaches.  Shapes that cannot be multiplied are
     refused first, except for two vectors."""
+    if shape_refusal(p, da.shape, db.shape) and not (p.kernel == "dot" and da.dtype != db.dtype):
+        return
     if p.kind == "fold" and p.transpose:
         da, db = db, da   # the kernel multiplies Bᵀ by Aᵀ
-    if shape_refusal(p, *((db.shape, da.shape) if p.kind == "fold" and p.transpose
-                          else (da.shape, db.shape))) \
-            and not (p.kernel == "dot" and da.dtype != db.dtype):
-        return
     kernel = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}
     if da.dtype == db.dtype:
         if da.size == 0 or db.size == 0:

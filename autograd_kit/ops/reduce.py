@@ -58,13 +58,20 @@ def check_grad_dtype(x, dt) -> None:
         raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(dt)}")
 
 
+def _summed_in(x, dtype):
+    """The dtype a sum of ``x`` accumulates in: the one asked for (refused for an
+    integer result of a tensor that requires grad), else int64 for integers and
+    booleans, else x's own (None)."""
+    if dtype is None:
+        return _sum_dtype(x._data)
+    dt = backend.np_dtype(dtype)
+    check_grad_dtype(x, dt)
+    return dt
+
+
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's name
     a = x._data
-    if dtype is not None:
-        dt = backend.np_dtype(dtype)
-        check_grad_dtype(x, dt)
-    else:
-        dt = _sum_dtype(a)
+    dt = _summed_in(x, dtype)
     if dim is None and not keepdim:
         return record(SumBackward0, _sum(a, None, dt), (x,), self_sym_sizes=a.shape)
     dims = normalize_dims(dim, a.ndim)
@@ -76,13 +83,8 @@ def nansum(x, dim=None, keepdim=False, *, dtype=None):
     """The sum with NaNs left out (counted as 0).  Its gradient is sum's, 0 where
     the input is NaN: a left-out element does not move the result."""
     a = x._data
-    if dtype is not None:
-        dt = backend.np_dtype(dtype)
-        check_grad_dtype(x, dt)
-    else:
-        dt = _sum_dtype(a)
     dims = None if dim is None else normalize_dims(dim, a.ndim)
-    out = backend.reduce_nansum(a, dims, dt, keepdim and dims is not None)
+    out = backend.reduce_nansum(a, dims, _summed_in(x, dtype), keepdim and dims is not None)
     return record(NansumBackward0, out, (x,), self=x, dim=dims, keepdim=keepdim)
 
 
