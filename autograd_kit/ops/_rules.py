@@ -306,8 +306,10 @@ def _products_of_g(texts, names):
             times_g.append(right.id if isinstance(right, ast.Name) and right.id in names
                            else None)
             right = read.visit(right)
+            # (the live namespace, not a copy: words are added to it after
+            # some tables are compiled, and are looked up when the formula runs)
             g_times.append(eval(f"lambda g, saved: multiply_into(g, {ast.unparse(right)})",
-                                {**formula_env.ENV, "multiply_into": backend.multiply_into}))
+                                formula_env.ENV))
         elif isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.args and \
                 isinstance(tree.args[0], ast.Name) and tree.args[0].id == "g" and \
                 hasattr(getattr(formula_env, tree.func.id, None), "into"):

@@ -25,8 +25,9 @@ import math
 from .. import backend
 from ..tensor import Tensor
 
-ENV: dict = {"__builtins__": builtins, "__name__": __name__}  # (a name, so that numpy's
-# warnings from a formula are known as the kit's: see ``backend``)
+ENV: dict = {"__builtins__": builtins, "__name__": __name__,  # (a name, so that numpy's
+              # warnings from a formula are known as the kit's: see ``backend``)
+              "multiply_into": backend.multiply_into}  # (g * R written into g: ``_rules``)
 _xp = backend.xp_of
 
 
