@@ -1652,9 +1652,11 @@ def _spend_once_only_warnings(*libs):
                     pass
 
 
-def run(cases, seed=0, variants=None, only=None, progress=False, strict=True):
+def run(cases, seed=0, variants=None, only=None, progress=False, strict=True, first=0):
     """Run ``cases`` seeded cases, round-robin over the variants; a Report.
-    ``strict=False`` sets the known, not yet fixed, gaps apart (``report.gaps``)."""
+    ``strict=False`` sets the known, not yet fixed, gaps apart (``report.gaps``).
+    ``first``: the index of the first case (case i depends only on the seed and
+    i, so slices of one run can run apart and together make the whole)."""
     import autograd_kit as kit
     import torch
     global KIT_DIR
@@ -1667,7 +1669,7 @@ def run(cases, seed=0, variants=None, only=None, progress=False, strict=True):
     report.gaps = []
     start = time.perf_counter()
     order = np.random.default_rng(seed).permutation(len(pool))
-    for i in range(cases):
+    for i in range(first, first + cases):
         v = pool[order[i % len(pool)]]
         index = i
         try:
