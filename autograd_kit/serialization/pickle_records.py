@@ -1,7 +1,7 @@
 """Records: what a file described, checked, and not built yet.
 
 A ``weights_only`` load never hands a file the kit's real classes and
-functions.  Each name on the allow-list (see ``_safe_unpickle.py``) resolves
+functions.  Each name on the allow-list (see ``safe_unpickle.py``) resolves
 to a stand-in that checks its arguments and returns one of the records
 below: a :class:`_Tensor` whose bytes were seen to fill its shape, a
 :class:`_Dtype`, a :class:`_Size`, a :class:`_Device`...
@@ -11,15 +11,15 @@ call: ``BUILD`` sets attributes on whatever is on its stack.  If the stack
 held a real ``Tensor`` (or the ``Tensor`` class itself), a file could change
 it, or every tensor made afterwards.  Records refuse ``BUILD`` unless they
 expect a state, and their classes are sealed (:class:`_Sealed`).  Only after
-the whole file was read does ``_rebuild.py`` turn the records into the kit's
+the whole file was read does ``rebuild.py`` turn the records into the kit's
 objects.
 """
 from __future__ import annotations
 
 import sys
 
-from . import backend
-from ._load_errors import _damaged, _unsupported
+from .. import backend
+from .load_errors import _damaged, _unsupported
 
 
 class _Sealed(type):
@@ -92,7 +92,7 @@ class _Size(tuple, metaclass=_Sealed):
             raise _damaged("it tries to set attributes on a Size.")
 
     def build(self):
-        from .tensor import Size
+        from ..tensor import Size
         if not all(type(n) is int and n >= 0 for n in self):
             raise _damaged(f"a Size holds {tuple(self)!r}, which are not sizes.")
         return Size(self)

@@ -1,7 +1,7 @@
 """Building: from the records a file described to the kit's own objects.
 
 The unpickler returns a tree of plain containers and records (see
-``_pickle_records.py``).  :class:`_Builder` walks it once, after the whole
+``pickle_records.py``).  :class:`_Builder` walks it once, after the whole
 file was read: a ``_Tensor`` record becomes a ``Tensor`` or ``Parameter`` on
 the device ``map_location`` chooses, a ``_Dtype`` becomes the kit's dtype,
 lists and dicts are rebuilt around what they hold.  A record that is no value
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from . import backend
-from ._load_errors import _damaged, _refused, _unsupported
-from ._pickle_records import _Device, _Dtype, _NumpyArray, _NumpyDtype, _Record, _Size, _Tensor
+from .. import backend
+from .load_errors import _damaged, _refused, _unsupported
+from .pickle_records import _Device, _Dtype, _NumpyArray, _NumpyDtype, _Record, _Size, _Tensor
 
 _ATOMS = (type(None), bool, int, float, complex, str, bytes, bytearray)
 
@@ -100,8 +100,8 @@ class _Builder:
 
     # -- tensors and where they go
     def tensor(self, record: _Tensor):
-        from .nn.parameter import _rebuild_parameter
-        from .tensor import Tensor, _rebuild
+        from ..nn.parameter import _rebuild_parameter
+        from ..tensor import Tensor, _rebuild
         make = _rebuild_parameter if record.parameter else _rebuild
         where = self.map_location
         if callable(where) and not isinstance(where, (str, dict, backend.device)):

@@ -20,18 +20,18 @@ here with :func:`backend.array_from_bytes` into memory of its own.
 
 Nothing of PyTorch is imported: every ``torch.*`` name the pickle uses is
 answered from the table below, with the same allow-list and stand-ins as the
-kit's own files (see ``_safe_unpickle.py`` and ``_pickle_records.py``).
+kit's own files (see ``safe_unpickle.py`` and ``pickle_records.py``).
 """
 from __future__ import annotations
 
 import io
 import zipfile
 
-from . import backend
-from ._load_errors import _broken_archive, _damaged, _unpickle, _unsupported
-from ._pickle_records import _Device, _Dtype, _Maker, _Record, _Size, _sizes, _Tensor, _Token
-from ._rebuild import _build
-from ._safe_unpickle import _PLAIN, _python3_name, _Unpickler
+from .. import backend
+from .load_errors import _broken_archive, _damaged, _unpickle, _unsupported
+from .pickle_records import _Device, _Dtype, _Maker, _Record, _Size, _sizes, _Tensor, _Token
+from .rebuild import _build
+from .safe_unpickle import _PLAIN, _python3_name, _Unpickler
 
 # PyTorch's storage classes, by the dtype of their elements
 _STORAGES = {"DoubleStorage": "float64", "FloatStorage": "float32", "HalfStorage": "float16",

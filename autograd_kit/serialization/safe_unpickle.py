@@ -6,7 +6,7 @@ A pickle names what it needs with ``GLOBAL module name`` and the unpickler's
 stand-ins (built here) and in what the user admitted with
 ``add_safe_globals``, and refuses every other name before anything is
 called.  The stand-ins check their arguments and return records (see
-``_pickle_records.py``), so even an admitted name does only what a
+``pickle_records.py``), so even an admitted name does only what a
 checkpoint needs.
 
 The tables hold, by the name a pickle uses:
@@ -17,7 +17,7 @@ The tables hold, by the name a pickle uses:
   values (admitted only as those values);
 * ``_KIT``: the functions and classes the kit's own tensors pickle through.
 
-``_zip_checkpoint.py`` adds the ``torch.*`` names of PyTorch's files.
+``zip_checkpoint.py`` adds the ``torch.*`` names of PyTorch's files.
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ import _compat_pickle
 import pickle
 from collections import OrderedDict
 
-from . import backend
-from ._load_errors import _BLOCKED_MODULES, _damaged, _refused
-from ._pickle_records import (_Device, _Dtype, _Maker, _NumpyArray, _NumpyDtype,
+from .. import backend
+from .load_errors import _BLOCKED_MODULES, _damaged, _refused
+from .pickle_records import (_Device, _Dtype, _Maker, _NumpyArray, _NumpyDtype,
                               _read_array, _Size, _Tensor, _Token)
 
 # numpy's short names for the kit's dtypes, as a pickled numpy dtype spells them

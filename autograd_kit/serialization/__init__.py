@@ -47,22 +47,23 @@ PyTorch's own files
 tensors point (through "persistent ids") at raw storages ``<name>/data/0``,
 ``<name>/data/1``...  ``load`` reads those too, for tensors, Parameters,
 dtypes, devices and containers (a ``state_dict`` saved by PyTorch loads into
-the kit's model), with the same allow-list; see ``_zip_checkpoint.py``.
+the kit's model), with the same allow-list; see ``zip_checkpoint.py``.
 
 ``map_location`` (a device, a string, a dict from saved to new location, or a
 function ``(tensor, location)``) says where the loaded tensors go.
 
 Where the pieces are
 --------------------
-This module holds what a user calls, and the order in which ``load`` works.
-The reading itself is in small modules, imported by ``load`` when it first
-runs (``import autograd_kit`` never pays for them):
+This package's ``__init__.py`` holds what a user calls, and the order in
+which ``load`` works.  The reading itself is in the package's other modules,
+imported by ``load`` when it first runs (``import autograd_kit`` never pays
+for them):
 
-* ``_safe_unpickle.py``: the allow-list, and the unpickler that answers from it;
-* ``_pickle_records.py``: the checked records the stand-ins return;
-* ``_rebuild.py``: turning those records into tensors, after the whole file was read;
-* ``_zip_checkpoint.py``: the archives ``torch.save`` writes;
-* ``_load_errors.py``: recognising what a malformed file is, and saying so.
+* ``safe_unpickle.py``: the allow-list, and the unpickler that answers from it;
+* ``pickle_records.py``: the checked records the stand-ins return;
+* ``rebuild.py``: turning those records into tensors, after the whole file was read;
+* ``zip_checkpoint.py``: the archives ``torch.save`` writes;
+* ``load_errors.py``: recognising what a malformed file is, and saying so.
 """
 from __future__ import annotations
 
@@ -170,7 +171,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         warnings.warn("load: the extra pickle arguments "
                       f"({', '.join(sorted(pickle_load_args))}) are used only with "
                       "weights_only=False; they are ignored here.", stacklevel=2)
-    from ._load_errors import _describe
+    from .load_errors import _describe
     what = _describe(f)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
@@ -197,7 +198,7 @@ def _peek(fh, n: int = 64):
 
 def _load_from(fh, what, map_location, pickle_module, weights_only, pickle_load_args):
     """Look at the first bytes, then read as a zip archive, safely or trustingly."""
-    from ._load_errors import _LoadError, _unpickle, _unsupported
+    from .load_errors import _LoadError, _unpickle, _unsupported
     head, fh = _peek(fh)
     if isinstance(head, str):
         raise TypeError(f"load needs a file opened in binary mode ('rb'); {what} gives str")
@@ -206,11 +207,11 @@ def _load_from(fh, what, map_location, pickle_module, weights_only, pickle_load_
                        "or is the file position already at its end?).")
     try:
         if head.startswith(_ZIP_MAGIC):
-            from ._zip_checkpoint import load_zip
+            from .zip_checkpoint import load_zip
             return load_zip(fh, map_location, weights_only, _user_table())
         if weights_only:
-            from ._rebuild import _build
-            from ._safe_unpickle import _KIT_FILES, _Unpickler
+            from .rebuild import _build
+            from .safe_unpickle import _KIT_FILES, _Unpickler
             raw = _unpickle(head, _Unpickler(fh, _KIT_FILES, _user_table()))
             if type(raw) is int and raw == _TORCH_LEGACY_MAGIC:
                 raise _unsupported("it is in PyTorch's old format (saved with "
@@ -235,14 +236,14 @@ def _trusting_unpickler(fh, map_location, pickle_module, pickle_load_args):
             found = super().find_class(module, name)
             if map_location is None:
                 return found
-            from .nn.parameter import _rebuild_parameter
-            from .tensor import _rebuild
+            from ..nn.parameter import _rebuild_parameter
+            from ..tensor import _rebuild
             if found is _rebuild or found is _rebuild_parameter:
                 parameter = found is _rebuild_parameter
 
                 def placed(data, requires_grad, device="cpu"):
-                    from ._pickle_records import _Tensor
-                    from ._rebuild import _Builder
+                    from .pickle_records import _Tensor
+                    from .rebuild import _Builder
                     record = _Tensor(data, requires_grad, device, parameter)
                     return _Builder(map_location).tensor(record)
                 return placed
