@@ -42,43 +42,10 @@ def _is_gpu_case(item) -> bool:
         or item.get_closest_marker("gpu") is not None
 
 
-@pytest.hookimpl(tryfirst=True)  # (before pytest-xdist reads the groups)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_gpu_case(item):
             item.add_marker("gpu")
-        group = _worker_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
-        if group is not None or item.get_closest_marker("nbgrader") is not None:
-            item.add_marker("slow")  # (left out of the quick loop: -m "not slow")
-    _notebook_cells_in_order(items)
-
-
-def _worker_group(item) -> str | None:
-    """Tests that must run in one worker, one after another, when the suite runs
-    in parallel (``-n``, pytest-xdist with ``--dist loadgroup``): a notebook's
-    cells (they share one kernel, top to bottom), and the tests that start
-    servers and a browser (JupyterLab, JupyterHub: a machine's worth of processes
-    each, kept from starting at the same time).  Everything else is spread
-    test by test."""
-    if hasattr(item, "cell_num"):
-        return "notebook:" + str(item.path)
-    if item.get_closest_marker("browser") is not None or \
-            item.path.name == "test_jupyterhub_roundtrip.py":
-        return "servers"
-    return None
-
-
-def _notebook_cells_in_order(items) -> None:
-    """The suite may run in a shuffled order (pytest-randomly, in the test extra,
-    shuffles every run), but a notebook's cells only make sense top to bottom:
-    the places held by notebook cells are given back to them in reading order
-    (notebook by notebook, cell by cell).  Everything else stays shuffled."""
-    places = [i for i, item in enumerate(items) if hasattr(item, "cell_num")]
-    cells = sorted((items[i] for i in places), key=lambda c: (str(c.path), c.cell_num))
-    for i, cell in zip(places, cells):
-        items[i] = cell
 
 
 @pytest.fixture(autouse=True)

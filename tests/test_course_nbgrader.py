@@ -2,10 +2,12 @@
 
 Part 1 looks at what ``python -m autograd_kit.course nbgrader`` writes.  Part 2 is
 the round trip with nbgrader's own API in a temporary course: generate the
-assignment, hand in simulated submissions (untouched, every answer right, every
-answer wrong, and mixes), autograde them, and read the points per exercise from
-nbgrader's gradebook; then generate the feedback and find the lesson's own
-sentences in it.  Every lesson of every edition goes round.
+assignment, hand in simulated submissions (three students whose answers are
+right, wrong and untouched in turn, so every exercise is graded each way),
+autograde them, and read the points per exercise from nbgrader's gradebook;
+then generate the feedback and find the lesson's own sentences in it.  Every
+English lesson goes round; of each edition, every lesson becomes an assignment
+and the lesson with the most exercises goes round.
 """
 from __future__ import annotations
 
@@ -358,36 +360,43 @@ def graded_errors(course: Path, assignment: str, student: str, notebook: str) ->
     return found
 
 
-def round_trip_plans(lang: str, n: int) -> dict[str, dict[int, str]]:
-    """Which answer each simulated student gives to exercises 1..n.  English: the
-    four cases of a class (untouched, all right, all wrong, a mix); the editions:
-    two complementary mixes, so each exercise is seen both right and wrong."""
-    mix = {k: ("right" if k % 2 else "wrong") for k in range(1, n + 1)}
-    other = {k: ("wrong" if k % 2 else "right") for k in range(1, n + 1)}
-    if lang != "en":
-        return {"mix": mix, "other": other}
-    return {"untouched": dict.fromkeys(range(1, n + 1), "open"),
-            "right": dict.fromkeys(range(1, n + 1), "right"),
-            "wrong": dict.fromkeys(range(1, n + 1), "wrong"),
-            "mix": mix}
+KINDS = ("right", "wrong", "open")
+
+
+def round_trip_plans(n: int) -> dict[str, dict[int, str]]:
+    """Which answer each simulated student gives to exercises 1..n: student j
+    answers exercise k with ``KINDS[(k + j) % 3]``, so across the three students
+    every exercise is handed in right, wrong and untouched once."""
+    return {f"student{j}": {k: KINDS[(k + j) % 3] for k in range(1, n + 1)}
+            for j in range(3)}
 
 
 def _round_trip_cases():
+    """Every English lesson goes round; each edition sends the lesson with the
+    most exercises round (what differs between editions is the language of the
+    text and the sentences, not the grading), and every other lesson of an
+    edition is generated as an assignment (``test_every_edition_lesson_becomes
+    _an_assignment``)."""
     cases = []
     for lang in LANGUAGES:
         folder = LESSONS if lang == "en" else LESSONS / lang
-        for path in lesson_files(folder):
+        paths = lesson_files(folder)
+        if lang != "en":
+            paths = [max(paths, key=lambda p: len(read_lesson(p).exercises))]
+        for path in paths:
             cases.append(pytest.param(lang, path, id=f"{lang}/{lesson_key(path.name)}"))
     return cases
 
 
-@pytest.mark.nbgrader
-@pytest.mark.parametrize("lang, path", _round_trip_cases())
-def test_nbgrader_round_trip(tmp_path, lang, path):
-    pytest.importorskip("nbgrader")
+def _edition_cases():
+    return [pytest.param(lang, path, id=f"{lang}/{lesson_key(path.name)}")
+            for lang in LANGUAGES if lang != "en" for path in lesson_files(LESSONS / lang)]
+
+
+def generated(tmp_path, lang, path):
+    """The lesson made into an nbgrader assignment and released: (lesson, course
+    folder, nbgrader's API, assignment name, notebook name)."""
     lesson = read_lesson(path)
-    if not lesson.exercises:
-        pytest.skip("this lesson has no exercise")      # the index
     course = tmp_path / "course"
     assert main(["nbgrader", str(course), "--lang", lang, "--lessons", lesson.key,
                  "--source", str(LESSONS)]) == 0
@@ -400,8 +409,27 @@ def test_nbgrader_round_trip(tmp_path, lang, path):
     assert learner_cells == [lesson.notebook.cells[ex.answer_cell].source.rstrip("\n")
                              for ex in lesson.exercises], "the learner's cells are the lesson's"
     assert "BEGIN SOLUTION" not in str(released) and "BEGIN HIDDEN TESTS" not in str(released)
+    return lesson, course, api, assignment, notebook
 
-    plans = round_trip_plans(lang, len(lesson.exercises))
+
+@pytest.mark.nbgrader
+@pytest.mark.parametrize("lang, path", _edition_cases())
+def test_every_edition_lesson_becomes_an_assignment(tmp_path, lang, path):
+    pytest.importorskip("nbgrader")
+    if not read_lesson(path).exercises:
+        pytest.skip("this lesson has no exercise")      # the index
+    generated(tmp_path, lang, path)
+
+
+@pytest.mark.nbgrader
+@pytest.mark.parametrize("lang, path", _round_trip_cases())
+def test_nbgrader_round_trip(tmp_path, lang, path):
+    pytest.importorskip("nbgrader")
+    if not read_lesson(path).exercises:
+        pytest.skip("this lesson has no exercise")      # the index
+    lesson, course, api, assignment, notebook = generated(tmp_path, lang, path)
+
+    plans = round_trip_plans(len(lesson.exercises))
     for student, answers in plans.items():
         submit(course, assignment, student, notebook, lesson, answers)
         result = api.autograde(assignment, student, force=True, create=True)
@@ -409,6 +437,9 @@ def test_nbgrader_round_trip(tmp_path, lang, path):
         got = scores(api, assignment, student, notebook.removesuffix(".ipynb"))
         want = {k: POINTS if kind == "right" else 0 for k, kind in answers.items()}
         assert got == want, f"{student}: points per exercise {got}, expected {want}"
+        with api.gradebook as gb:
+            total = gb.find_submission(assignment, student).score
+        assert total == sum(want.values())
         errors = graded_errors(course, assignment, student, notebook)
         assert set(errors) == {k for k, kind in answers.items() if kind != "right"}
         with i18n.language(lang):
@@ -420,24 +451,22 @@ def test_nbgrader_round_trip(tmp_path, lang, path):
                 assert open_words in errors[k]
             elif kind == "wrong":
                 assert open_words not in errors[k] and errors[k].strip()
-    with api.gradebook as gb:
-        total = gb.find_submission(assignment, "mix").score
-    assert total == sum(POINTS for kind in plans["mix"].values() if kind == "right")
 
-    result = api.generate_feedback(assignment, "mix")
+    shown = "student0"  # (right, wrong, untouched, right...: each kind where there are 3)
+    result = api.generate_feedback(assignment, shown)
     assert result["success"], result
-    feedback = (course / "feedback" / "mix" / assignment / notebook.replace(".ipynb", ".html"))
+    feedback = (course / "feedback" / shown / assignment / notebook.replace(".ipynb", ".html"))
     text = html.unescape(re.sub(r"<[^>]+>", "", feedback.read_text(encoding="utf-8")))
-    graded = graded_errors(course, assignment, "mix", notebook)
+    graded = graded_errors(course, assignment, shown, notebook)
     for message in graded.values():     # shown in lines that fit the page
         assert re.sub(r"\s", "", message.splitlines()[0]) in re.sub(r"\s", "", text)
     # the sentence a wrong answer costs its points with is the one the lesson prints
-    printed = lesson_says(lesson, plans["mix"])
-    for k, kind in plans["mix"].items():
-        if kind == "wrong":
-            assert graded[k] == printed[k], f"exercise {k}"
-        else:
+    printed = lesson_says(lesson, plans[shown])
+    for k, kind in plans[shown].items():
+        if kind == "right":
             assert k not in graded and printed[k]
+        else:
+            assert graded[k] == printed[k], f"exercise {k}"
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
