@@ -74,18 +74,17 @@ def _standin_guard(request):
                     pytrace=False)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if not _is_gpu_case(item):
+def pytest_runtest_logreport(report):
+    """Counts the GPU-path cases (in the process that reports: with pytest-xdist,
+    the controller, which receives every worker's reports)."""
+    if "gpu" not in report.keywords:
         return
     if report.skipped:
-        _GPU_RUNS[item.nodeid] = "skipped"
+        _GPU_RUNS[report.nodeid] = "skipped"
     elif report.failed:
-        _GPU_RUNS[item.nodeid] = "failed"
+        _GPU_RUNS[report.nodeid] = "failed"
     elif report.when == "call":
-        _GPU_RUNS.setdefault(item.nodeid, "passed")
+        _GPU_RUNS.setdefault(report.nodeid, "passed")
 
 
 def pytest_terminal_summary(terminalreporter):
