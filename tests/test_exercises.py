@@ -436,7 +436,7 @@ def test_solutions_make_every_check_correct(path):
                          ids=lesson_id)
 def test_every_lesson_has_an_exercise(path):
     assert exercise_triples(read(path)), (
-        f"{path.name} has no exercise in the convention of autograd_kit/exercises.py "
+        f"{path.name} has no exercise in the convention of autograd_kit/exercises "
         "(cells tagged exercise, exercise-check, solution)")
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import autograd_kit as ak
 from autograd_kit import exercises
-from autograd_kit.exercise_checks_broadcasting import l14_ex1
+from autograd_kit.exercises.lesson14 import l14_ex1
 
 LESSON = Path(__file__).resolve().parent.parent / "lessons" / \
     "14_broadcasting_and_matmul_backward.ipynb"

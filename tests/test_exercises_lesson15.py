@@ -159,7 +159,7 @@ def test_the_check_leaves_its_own_inputs_alone_and_the_answer_in_place():
 
 def test_feedback_never_shows_the_answer(capsys):
     """The sentences name the misconception; none of them holds the fix's code."""
-    from autograd_kit import exercise_checks_nan_traps as checks
+    from autograd_kit.exercises import lesson15 as checks
     import inspect
     source = inspect.getsource(checks)
     sentences = [s for s in source.split('N_("')[1:]]

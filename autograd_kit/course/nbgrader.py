@@ -82,14 +82,17 @@ def exercise_key(lesson: Lesson, number: int) -> str:
 
 
 #: the hidden part of a graded cell: it binds everything it uses itself.  The
-#: exercises module is imported afresh (a learner's ``check = ...``, or a patched
-#: ``autograd_kit.exercises.grade``, is not what runs), only the exercise's answer
-#: names are read from the notebook, and the reference values live in the package,
-#: so the cell's source shows no answer.  Short lines: the feedback page shows
-#: them as they are, and cuts a long one at its right edge.
+#: exercises package, every module of it, is imported afresh (a learner's
+#: ``check = ...``, or a patched ``autograd_kit.exercises.grade`` or check of a
+#: lesson's module, is not what runs), only the exercise's answer names are read
+#: from the notebook, and the reference values live in the package, so the
+#: cell's source shows no answer.  Short lines: the feedback page shows them as
+#: they are, and cuts a long one at its right edge.
 GRADED = """\
 import sys as _ak_sys
-_ak_sys.modules.pop("autograd_kit.exercises", None)
+for _ak_name in [n for n in _ak_sys.modules.copy()
+                 if n.startswith("autograd_kit.exercises")]:
+    _ak_sys.modules.pop(_ak_name, None)
 import autograd_kit.exercises
 _ak_grade = _ak_sys.modules["autograd_kit.exercises"].grade
 _ak_grade({key!r}, globals(), graded=True)"""

@@ -1,7 +1,10 @@
-"""The second check of Appendix B (the same code on a GPU), registered by :mod:`.exercises`.
+"""The checks of Appendix B (the same code on a GPU), registered by :mod:`.registry`.
 
-The learner writes ``make_leaf(values, device, dtype)``: a tensor holding
-``values`` (a list of numbers) on ``device`` with ``dtype``, whose ``.grad`` a
+Exercise 1 asks for a gradient and its dtype, handed back through a copy to
+another dtype (``ToCopyBackward0``).
+
+In exercise 2 the learner writes ``make_leaf(values, device, dtype)``: a tensor
+holding ``values`` (a list of numbers) on ``device`` with ``dtype``, whose ``.grad`` a
 ``backward()`` fills; that is, a *leaf* that requires grad.  The trap is the
 order of the two requests: a tensor that asks for gradients and is then copied
 by ``.to(device, dtype)`` hands back the copy, which ``ToCopyBackward0``
@@ -19,13 +22,21 @@ would fix it.
 """
 from __future__ import annotations
 
-from .exercise_checks_broadcasting import _rng
-from .exercise_checks_recorder import _still_open
+from ..i18n import _
+from .common import N_, near, numpy_rng, still_open
+from .sentences import OPEN
 
 
-def N_(message: str) -> str:
-    """Marks a message for the catalogs; it is translated where it is shown."""
-    return message
+def lb_ex1(answer):
+    if not (isinstance(answer, (tuple, list)) and len(answer) == 2 and isinstance(answer[1], str)):
+        return N_("the answer should be a pair: the gradient as a list of two numbers, then the "
+                  "dtype's name in quotes")
+    values, dtype_name = answer
+    if not near(values, [5.0, 4.0]):
+        return _("the gradient is not right")
+    if dtype_name.strip().replace("torch.", "") != "float32":
+        return _("the gradient is right, but that is not its dtype")
+    return None
 
 
 _TOLERANCE = {"float32": 1e-6, "float64": 1e-12}
@@ -43,10 +54,9 @@ def _close(got: list, want: list, tol: float) -> bool:
 
 def _trial(make_leaf, values: list, device: str, dtype, weights: list) -> str | None:
     """One call of the answer, checked; None when it is right."""
-    from . import grad_mode
-    from .i18n import _
-    from .ops.creation import tensor
-    from .tensor import Tensor
+    from .. import grad_mode
+    from ..ops.creation import tensor
+    from ..tensor import Tensor
     name = str(dtype).replace("torch.", "").replace("autograd_kit.", "")
     try:
         with grad_mode.enable_grad():
@@ -82,15 +92,14 @@ def _trial(make_leaf, values: list, device: str, dtype, weights: list) -> str | 
 
 
 def lb_ex2(make_leaf) -> str | None:
-    from . import cuda
-    from .backend import float32, float64
+    from .. import cuda
+    from ..backend import float32, float64
     if not callable(make_leaf):
         return N_("make_leaf should be a function, defined with def make_leaf(values, device, "
                   "dtype)")
-    if _still_open(make_leaf):
-        from .exercises import OPEN
+    if still_open(make_leaf):
         return OPEN
-    rng = _rng()
+    rng = numpy_rng()
     devices = ["cpu"] + (["cuda"] if cuda.is_available() else [])
     for device in devices:
         for dtype in (float64, float32):
@@ -103,18 +112,26 @@ def lb_ex2(make_leaf) -> str | None:
     return None
 
 
-#: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
+#: name -> (answer names, kinds for the ready test, the test); merged into
+#: :data:`.registry.EXERCISES`
 EXERCISES = {
+    "lessonB.ex1": (("my_answer",), ("list",), lb_ex1),
     "lessonB.ex2": (("make_leaf",), ("function",), lb_ex2),
 }
 
-#: name -> (title, hint, why); merged into exercises._TEXT
+#: name -> (title, hint, why); merged into :data:`.registry.TEXT`
 TEXT = {
+    "lessonB.ex1": (
+        N_("Exercise 1"),
+        N_("Add 3 to the derivative of q0 * q1 for each element. On the way back, "
+           "ToCopyBackward0 converts the gradient to the dtype of the tensor that was "
+           "copied."),
+        N_("(3 + q1, 3 + q0) = (5, 4), handed back by ToCopyBackward0 in float32, like p.")),
     "lessonB.ex2": (
         N_("Exercise 2 (a leaf on the device)"),
         N_("ask for the device and the dtype when the tensor is made, or copy first and "
-           "switch tracking on afterwards: the tensor you return must be the one that "
-           "asked for gradients."),
+           "switch tracking on afterwards: the tensor you return must be the one that asked "
+           "for gradients."),
         N_("The same holds for a model's parameters: model.to(device) moves their numbers "
            "and keeps the same leaf objects, so an optimizer still updates what backward() "
            "fills.")),

@@ -1,4 +1,4 @@
-"""The check of Lesson 14 (broadcasting and matmul backward), registered by :mod:`.exercises`.
+"""The check of Lesson 14 (broadcasting and matmul backward), registered by :mod:`.registry`.
 
 The learner writes ``linear_backward(x, w, b, g)``: for ``y = x @ w.T + b`` with
 ``x`` of shape (N, in), ``w`` (out, in), ``b`` (out,) and the upstream gradient
@@ -30,21 +30,11 @@ sum, a transposed weight gradient), never as the code that would fix it.
 """
 from __future__ import annotations
 
-import os
 import sys
 
-from .exercise_checks_recorder import _still_open
-from .i18n import _
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogs; it is translated where it is shown."""
-    return message
-
-
-def _rng():
-    import numpy as np
-    return np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
+from ..i18n import _
+from .common import N_, numpy_rng, still_open
+from .sentences import OPEN
 
 
 def _shapes(rng) -> list[tuple[int, int, int]]:
@@ -92,7 +82,7 @@ class _Guarded:
         self.runs, self.undo, self.modes = 0, [], []
 
     def __enter__(self):
-        from . import engine, grad_mode
+        from .. import engine, grad_mode
 
         def watch(owner, name):
             original = getattr(owner, name)
@@ -130,8 +120,8 @@ _ASKED_AUTOGRAD = N_("linear_backward asked autograd for the gradients (backward
 
 def _reference(x, w, b, g):
     """(dx, dw, db) as numpy arrays, from the kit's autograd on the same numbers."""
-    from . import engine
-    from .ops.creation import tensor
+    from .. import engine
+    from ..ops.creation import tensor
     xs = [tensor(a, requires_grad=True) for a in (x, w, b)]
     y = xs[0] @ xs[1].T + xs[2]
     return tuple(t.numpy() for t in engine.grad(y, xs, tensor(g)))
@@ -139,7 +129,7 @@ def _reference(x, w, b, g):
 
 def _call(answer, x, w, b, g):
     """The answer's three results as numpy arrays, or a sentence saying why not."""
-    from .ops.creation import tensor
+    from ..ops.creation import tensor
     given = [tensor(a.copy()) for a in (x, w, b, g)]
     guard = _Guarded()
     try:
@@ -234,10 +224,9 @@ def l14_ex1(linear_backward) -> str | None:
     if not callable(linear_backward):
         return N_("linear_backward should be a function, defined with "
                   "def linear_backward(x, w, b, g)")
-    if _still_open(linear_backward):
-        from .exercises import OPEN
+    if still_open(linear_backward):
         return OPEN
-    rng = _rng()
+    rng = numpy_rng()
     for n, inn, out in _shapes(rng):
         runs = []
         for _again in range(2):
@@ -259,12 +248,13 @@ def l14_ex1(linear_backward) -> str | None:
     return None
 
 
-#: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
+#: name -> (answer names, kinds for the ready test, the test); merged into
+#: :data:`.registry.EXERCISES`
 EXERCISES = {
     "lesson14.ex1": (("linear_backward",), ("function",), l14_ex1),
 }
 
-#: name -> (title, hint, why); merged into exercises._TEXT
+#: name -> (title, hint, why); merged into :data:`.registry.TEXT`
 TEXT = {
     "lesson14.ex1": (
         N_("Exercise 1 (the backward of a linear layer)"),

@@ -1,8 +1,13 @@
-"""The first check of Lesson 10 (training a network), registered by :mod:`.exercises`.
+"""The checks of Lesson 10 (training a network), registered by :mod:`.registry`.
 
-The learner writes ``sgd_step(params, lr)``: what ``optimizer.step()`` followed
-by ``optimizer.zero_grad()`` do for plain SGD.  For every parameter ``p`` that
-has a gradient,
+Exercise 2 asks for the scale that makes two half-batch backward passes add up to
+the full batch's gradient.  Exercise 3's ``train(model, optimizer, epochs)`` is
+given a model and data of the check's own, and must return the losses the usual
+loop (forward, loss, zero_grad, backward, step) gives on them.
+
+In exercise 1 the learner writes ``sgd_step(params, lr)``: what
+``optimizer.step()`` followed by ``optimizer.zero_grad()`` do for plain SGD.  For
+every parameter ``p`` that has a gradient,
 
     p  <-  p - lr * p.grad        (in place: the model holds this very tensor)
     p.grad  <-  None              (or zeros: the next backward() starts afresh)
@@ -26,13 +31,9 @@ optimizer asked to do the work.
 """
 from __future__ import annotations
 
-from .exercise_checks_broadcasting import _rng
-from .exercise_checks_recorder import _still_open
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogs; it is translated where it is shown."""
-    return message
+from ..i18n import _
+from .common import N_, kit, near, numpy_rng, still_open, with_globals
+from .sentences import OPEN
 
 
 class _OptimizersWatched:
@@ -40,7 +41,7 @@ class _OptimizersWatched:
     optimizers' ``step`` and ``zero_grad`` made inside (``watch.calls``)."""
 
     def __enter__(self):
-        from .optim.optimizer import Optimizer
+        from ..optim.optimizer import Optimizer
         self.calls, self.undo = 0, []
         classes, todo = [], [Optimizer]
         while todo:
@@ -69,8 +70,8 @@ class _OptimizersWatched:
 def _parameters(rng):
     """Leaves that require grad, with gradients from one ``backward()``; the last
     one takes no part in the loss, so its ``.grad`` stays None."""
-    from . import grad_mode
-    from .ops.creation import tensor
+    from .. import grad_mode
+    from ..ops.creation import tensor
     shapes = [(int(rng.integers(2, 5)), int(rng.integers(2, 4))), (int(rng.integers(2, 5)),),
               (), (int(rng.integers(2, 4)),)]
     params = [tensor(rng.uniform(-2.0, 2.0, s).astype("float32"), requires_grad=True)
@@ -121,8 +122,7 @@ _ASKED = N_("sgd_step asked an optimizer to do the work; here you write the upda
 def _call(answer, params, lr: float, as_generator: bool) -> str | None:
     """Call the answer as a training loop would (recording on); a sentence when
     it raised or used an optimizer."""
-    from . import grad_mode
-    from .i18n import _
+    from .. import grad_mode
     given = (p for p in params) if as_generator else list(params)
     watch = _OptimizersWatched()
     try:
@@ -191,24 +191,103 @@ def _trial(answer, rng, as_generator: bool) -> str | None:
 def l10_ex1(sgd_step) -> str | None:
     if not callable(sgd_step):
         return N_("sgd_step should be a function, defined with def sgd_step(params, lr)")
-    if _still_open(sgd_step):
-        from .exercises import OPEN
+    if still_open(sgd_step):
         return OPEN
-    rng = _rng()
+    rng = numpy_rng()
     return _trial(sgd_step, rng, False) or _trial(sgd_step, rng, True)
 
 
-#: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
+def l10_ex2(scale):
+    if near(scale, 0.5, 1e-4):
+        return None
+    return _("with that scale, the two halves do not add up to the full-batch gradient")
+
+
+def l10_ex3(candidate):
+    ak = kit()
+    nn, optim = ak.nn, ak.optim
+    if not callable(candidate):
+        return N_("train should be a function, defined with def train(model, optimizer, epochs)")
+    rng = numpy_rng()
+    seed = int(rng.integers(0, 2 ** 31))
+    n = int(rng.integers(30, 60))
+    inputs = ak.tensor([[float(v)] for v in rng.uniform(-3.0, 3.0, n)])
+    targets = ak.tensor([[float(v)] for v in rng.uniform(-1.0, 1.0, n)])
+    loss_fn = nn.MSELoss()
+    epochs = int(rng.integers(3, 7))
+
+    def make_model():
+        ak.manual_seed(seed)
+        return nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+
+    def reference(zero=True):
+        model = make_model()
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for _epoch in range(epochs):
+            loss = loss_fn(model(inputs), targets)
+            if zero:
+                opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, model
+    model = make_model()
+    with with_globals(candidate, {"inputs": inputs, "targets": targets, "loss_fn": loss_fn}):
+        got = candidate(model, optim.SGD(model.parameters(), lr=0.1), epochs)
+    if got is None:
+        return N_("train returned None: return the list of losses, one per epoch")
+    if not isinstance(got, (list, tuple)) or len(got) != epochs:
+        return _("it should return a list with one loss per epoch")
+    if any(getattr(loss, "grad_fn", None) is not None for loss in got):
+        return N_("the values are right, but the list holds the loss tensors, each with its "
+                  "graph attached: store loss.item(), a plain number (losses kept this way "
+                  "before backward() hold every saved tensor of their forward pass)")
+    want, trained = reference()
+    if near(got, want, 1e-4):
+        if not all(near(p, q, 1e-4) for p, q in zip(model.parameters(),
+                                                      trained.parameters())):
+            return _("the losses are right, but the model it was given was not trained: "
+                     "step the optimizer it was given")
+        return None
+    if near(got, reference(zero=False)[0], 1e-4):
+        return N_("that is training without zero_grad(): each step adds its gradient to all "
+                  "the earlier ones; clear them once per step")
+    if near(got, [want[0]] * epochs, 1e-4):
+        return N_("the loss never changes, so the parameters never moved: step() needs the "
+                  "gradients that backward() has just computed (is step() missing, or does "
+                  "zero_grad() come between backward() and step()?)")
+    return _("for another model and other data it does not return the losses of one step per "
+             "epoch on the full batch: it must train the model it is given")
+
+
+#: name -> (answer names, kinds for the ready test, the test); merged into
+#: :data:`.registry.EXERCISES`
 EXERCISES = {
     "lesson10.ex1": (("sgd_step",), ("function",), l10_ex1),
+    "lesson10.ex2": (("my_scale",), ("number",), l10_ex2),
+    "lesson10.ex3": (("train",), ("function",), l10_ex3),
 }
 
-#: name -> (title, hint, why); merged into exercises._TEXT
+#: name -> (title, hint, why); merged into :data:`.registry.TEXT`
 TEXT = {
     "lesson10.ex1": (
         N_("Exercise 1 (one step by hand)"),
-        N_("for each parameter that has a gradient: change the tensor itself, with recording "
-           "off, by -lr times its gradient; then clear that gradient. Loop over params once."),
+        N_("for each parameter that has a gradient: change the tensor itself, with "
+           "recording off, by -lr times its gradient; then clear that gradient. Loop over "
+           "params once."),
         N_("That is all plain SGD's step() and zero_grad() do; momentum, Adam and the rest "
            "only change how the step is computed from the gradient.")),
+    "lesson10.ex2": (
+        N_("Exercise 2"),
+        N_("Write the mean over 160 examples in terms of the two means over 80. Without any "
+           "scale, the two backward passes add up to twice the full-batch gradient."),
+        N_("The mean over 160 is (mean of half A + mean of half B) / 2, so each half gets "
+           "0.5.")),
+    "lesson10.ex3": (
+        N_("Exercise 3"),
+        N_("Per epoch, five things in this order: forward, loss, zero_grad(), backward(), "
+           "step(); keep loss.item()."),
+        N_("Forward, loss, zero_grad, backward, step: the same five lines train every "
+           "PyTorch model, whatever its size.")),
 }

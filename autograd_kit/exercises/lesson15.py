@@ -1,5 +1,5 @@
 """The check of Lesson 15 (non-differentiable points and NaN traps), registered by
-:mod:`.exercises`.
+:mod:`.registry`.
 
 The learner's answer is ``safe_sqrt(x)``: the square root of ``x`` where ``x > 0``
 and 0 elsewhere, written with the kit's operations so that neither the value nor
@@ -29,18 +29,13 @@ never as the code that would fix it.
 """
 from __future__ import annotations
 
-from .exercise_checks_recorder import _open_words, _rng, _still_open
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogs; it is translated where it is shown."""
-    return message
+from .common import N_, python_rng, still_open
+from .sentences import OPEN
 
 
 _TOLERANCE = {"float32": 1e-5, "float64": 1e-9}
 
 
-# -- the check's own inputs ---------------------------------------------------------------
 def _numbers(rng, n: int) -> list:
     """``n`` numbers (n >= 12) with every kind of trouble in them, shuffled."""
     out = [0.0, 0.0, -0.0]
@@ -81,7 +76,6 @@ def _trial(safe_sqrt, rng, dtype_name: str) -> str | None:
 
     rows = rng.choice((1, 2, 3))
     cols = rng.randint(12, 16)
-    shape = (rows, cols) if rows > 1 else (cols,)
     numbers = [v for _row in range(rows) for v in _numbers(rng, cols)]
     ups = _upstream(rng, rows * cols)
     dtype = getattr(ak, dtype_name)
@@ -157,9 +151,9 @@ def _grad_problem(xs: list, gs: list, grads: list, tol: float) -> str | None:
 def l15_ex1(safe_sqrt) -> str | None:
     if not callable(safe_sqrt):
         return N_("safe_sqrt should be a function, defined with def safe_sqrt(x)")
-    if _still_open(safe_sqrt):
-        return _open_words()
-    rng = _rng()
+    if still_open(safe_sqrt):
+        return OPEN
+    rng = python_rng()
     for dtype_name in ("float64", "float32", "float64", "float32"):
         problem = _trial(safe_sqrt, rng, dtype_name)
         if problem:
@@ -167,18 +161,19 @@ def l15_ex1(safe_sqrt) -> str | None:
     return None
 
 
-#: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
+#: name -> (answer names, kinds for the ready test, the test); merged into
+#: :data:`.registry.EXERCISES`
 EXERCISES = {
     "lesson15.ex1": (("safe_sqrt",), ("function",), l15_ex1),
 }
 
-#: name -> (title, hint, why); merged into exercises._TEXT
+#: name -> (title, hint, why); merged into :data:`.registry.TEXT`
 TEXT = {
     "lesson15.ex1": (
         N_("Exercise 1 (a square root without NaN)"),
         N_("the gradient that where sends to the branch it did not pick is 0, but 0 times "
            "an infinite or NaN slope is NaN: make the input of the square root harmless "
            "where x <= 0 before taking the root, then pick."),
-        N_("No infinite or NaN slope is left on any path from the result back to x, so "
-           "the zeros sent to the unused branch stay zeros.")),
+        N_("No infinite or NaN slope is left on any path from the result back to x, so the "
+           "zeros sent to the unused branch stay zeros.")),
 }

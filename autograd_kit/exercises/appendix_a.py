@@ -1,8 +1,11 @@
-"""The first check of Appendix A (pictures of graphs), registered by :mod:`.exercises`.
+"""The checks of Appendix A (pictures of graphs), registered by :mod:`.registry`.
 
-The learner writes ``count_boxes(output)``: how many boxes ``make_dot(output)``
-draws, found by walking the graph from ``output.grad_fn`` through
-``next_functions`` instead of drawing it.  The picture has
+Exercise 2 asks how many saved tensors (orange boxes) the picture of a small
+graph shows.
+
+In exercise 1 the learner writes ``count_boxes(output)``: how many boxes
+``make_dot(output)`` draws, found by walking the graph from ``output.grad_fn``
+through ``next_functions`` instead of drawing it.  The picture has
 
 * one box per backward node reached (``AccumulateGrad`` included), each once,
   however many paths lead to it;
@@ -23,19 +26,14 @@ never as the code that would fix it.
 """
 from __future__ import annotations
 
-from .exercise_checks_broadcasting import _rng
-from .exercise_checks_recorder import _still_open
+from ..i18n import _
+from .common import N_, numpy_rng, still_open
+from .sentences import OPEN
 
 
-def N_(message: str) -> str:
-    """Marks a message for the catalogs; it is translated where it is shown."""
-    return message
-
-
-# -- the check's own graphs -------------------------------------------------------------------
 def _graphs(rng) -> list:
     """Outputs of small graphs, each with a trap for a hasty walk."""
-    from .ops.creation import tensor
+    from ..ops.creation import tensor
 
     def leaf(requires=True):
         return tensor(float(rng.uniform(0.5, 1.5)), requires_grad=requires)
@@ -52,7 +50,7 @@ def _graphs(rng) -> list:
 
 def _drawn(output) -> int:
     """The boxes of the picture the kit draws for ``output``."""
-    from .viz import model
+    from ..viz import model
     return len(model.build([output], model.Options()).nodes)
 
 
@@ -81,7 +79,7 @@ class _PictureWatched:
     adds inside (``watch.boxes``)."""
 
     def __enter__(self):
-        from .viz import model
+        from ..viz import model
         self.owner, self.original, self.boxes = model._Builder, model._Builder.add, 0
 
         def counted(builder, *args, **kwargs):
@@ -131,14 +129,12 @@ def _problem(wrong: list) -> str:
 
 
 def la_ex1(count_boxes) -> str | None:
-    from .i18n import _
     if not callable(count_boxes):
         return N_("count_boxes should be a function, defined with def count_boxes(output)")
-    if _still_open(count_boxes):
-        from .exercises import OPEN
+    if still_open(count_boxes):
         return OPEN
     wrong = []
-    for output in _graphs(_rng()):
+    for output in _graphs(numpy_rng()):
         watch = _PictureWatched()
         try:
             with watch:
@@ -158,12 +154,22 @@ def la_ex1(count_boxes) -> str | None:
     return _problem(wrong) if wrong else None
 
 
-#: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
+def _is_int(value, want) -> bool:
+    return type(value) is int and value == want or (type(value) is float and value == want)
+
+
+def la_ex2(count):
+    return None if _is_int(count, 2) else _("the value is not right")
+
+
+#: name -> (answer names, kinds for the ready test, the test); merged into
+#: :data:`.registry.EXERCISES`
 EXERCISES = {
     "lessonA.ex1": (("count_boxes",), ("function",), la_ex1),
+    "lessonA.ex2": (("my_saved_count",), ("number",), la_ex2),
 }
 
-#: name -> (title, hint, why); merged into exercises._TEXT
+#: name -> (title, hint, why); merged into :data:`.registry.TEXT`
 TEXT = {
     "lessonA.ex1": (
         N_("Exercise 1 (count the boxes)"),
@@ -172,4 +178,10 @@ TEXT = {
            "count an extra box for a node that has a .variable, the leaf it stands for."),
         N_("The same walk, with a box drawn where you counted, is what make_dot does: the "
            "picture is the graph that backward() would run, node by node.")),
+    "lessonA.ex2": (
+        N_("Exercise 2"),
+        N_("exp keeps one value; addition keeps none. The product gain * level only needs "
+           "to send a gradient to gain: which of its two inputs does that gradient need?"),
+        N_("ExpBackward0 keeps its result, MulBackward0 keeps level (for gain's gradient), "
+           "AddBackward0 keeps nothing.")),
 }

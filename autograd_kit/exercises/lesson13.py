@@ -1,4 +1,4 @@
-"""The checks of Lesson 13 (build the recorder), registered by :mod:`.exercises`.
+"""The checks of Lesson 13 (build the recorder), registered by :mod:`.registry`.
 
 The learner's answers are two functions that become methods of the lesson's
 scalar ``Value``: ``div(self, other)`` (exercise 1, a ``/`` that records its
@@ -13,24 +13,16 @@ inputs whose ``grad`` already holds something (a closure that sets instead of
 adding loses it), a Value used twice, random graphs with shared parts, and a
 chain longer than Python lets a recursive walk go.  What is wrong is said as a
 misconception, never as the code that would fix it.
-
-This module imports nothing of :mod:`.exercises` at import time, so importing it
-first, or :mod:`.exercises` afresh (as a graded cell does), works either way.
 """
 from __future__ import annotations
 
 import math
-import os
 import random
 import sys
-import types
 
-from .i18n import _
-
-
-def N_(message: str) -> str:
-    """Marks a message for the catalogs; it is translated where it is shown."""
-    return message
+from ..i18n import _
+from .common import N_, codes, python_rng, still_open
+from .sentences import OPEN
 
 
 def _nothing() -> None:
@@ -84,11 +76,6 @@ class CheckValue:
         return self._made(t, (self,), "tanh", send)
 
 
-# -- small tools ------------------------------------------------------------------------
-def _rng() -> random.Random:
-    return random.Random(int.from_bytes(os.urandom(8), "little"))
-
-
 def _away_from_zero(rng: random.Random, low: float, high: float) -> float:
     return rng.choice((-1.0, 1.0)) * rng.uniform(low, high)
 
@@ -99,24 +86,6 @@ def _near(a, b, tol: float = 1e-9) -> bool:
     except (TypeError, ValueError):
         return False
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
-
-
-def _codes(fn) -> list:
-    """The code of ``fn`` and of every function written inside it."""
-    found, todo = [], [getattr(fn, "__code__", None)]
-    while todo:
-        code = todo.pop()
-        if isinstance(code, types.CodeType):
-            found.append(code)
-            todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return found
-
-
-def _still_open(fn) -> bool:
-    """The exercise cell's ``...`` is still somewhere in the function (as a value:
-    the cells write ``out._backward = ...`` and ``order = ...``, because Python
-    drops a ``...`` that stands alone as a statement)."""
-    return any(c is Ellipsis for code in _codes(fn) for c in code.co_consts)
 
 
 class _Swapped:
@@ -142,12 +111,6 @@ class _Swapped:
         return False
 
 
-def _open_words() -> str:
-    from .exercises import OPEN
-    return OPEN
-
-
-# -- exercise 1: division -----------------------------------------------------------------
 def _div_once(div, x, y, start_a, start_b, g):
     """``div`` on two fresh Values; ``(out, a, b)`` after one call of
     ``out._backward`` with ``out.grad = g`` and the inputs' grads at the starts,
@@ -175,9 +138,9 @@ def _div_once(div, x, y, start_a, start_b, g):
 def l13_ex1(div) -> str | None:
     if not callable(div):
         return N_("div should be a function, defined with def div(self, other)")
-    if _still_open(div):
-        return _open_words()
-    rng = _rng()
+    if still_open(div):
+        return OPEN
+    rng = python_rng()
     for _trial in range(4):
         x, y = rng.uniform(-3.0, 3.0), _away_from_zero(rng, 0.5, 2.5)
         start_a, start_b = _away_from_zero(rng, 0.2, 1.5), _away_from_zero(rng, 0.2, 1.5)
@@ -223,7 +186,6 @@ def _div_used_twice(div, rng) -> str | None:
               "grad must be added to, never set")
 
 
-# -- exercise 2: the pass -----------------------------------------------------------------
 def _random_graph(rng: random.Random):
     """``(root, made, log)``: a few leaves, then 6 to 14 operations on earlier
     Values (picked again and again, sometimes twice by one operation), ending
@@ -330,13 +292,13 @@ def _deep_chain(backward, rng) -> str | None:
 def l13_ex2(backward) -> str | None:
     if not callable(backward):
         return N_("backward should be a function, defined with def backward(self)")
-    if _still_open(backward):
-        return _open_words()
-    if any("setrecursionlimit" in code.co_names for code in _codes(backward)):
+    if still_open(backward):
+        return OPEN
+    if any("setrecursionlimit" in code.co_names for code in codes(backward)):
         return N_("raising Python's recursion limit only moves the wall, and a deep enough "
                   "graph crashes Python itself: build the order with a loop and a list used "
                   "as a stack")
-    rng = _rng()
+    rng = python_rng()
     for _trial in range(5):
         problem = _one_graph(backward, rng)
         if problem:
@@ -344,13 +306,14 @@ def l13_ex2(backward) -> str | None:
     return _deep_chain(backward, rng)
 
 
-#: name -> (answer names, kinds for the ready test, the test); merged into exercises._EXERCISES
+#: name -> (answer names, kinds for the ready test, the test); merged into
+#: :data:`.registry.EXERCISES`
 EXERCISES = {
     "lesson13.ex1": (("div",), ("function",), l13_ex1),
     "lesson13.ex2": (("backward",), ("function",), l13_ex2),
 }
 
-#: name -> (title, hint, why); merged into exercises._TEXT
+#: name -> (title, hint, why); merged into :data:`.registry.TEXT`
 TEXT = {
     "lesson13.ex1": (
         N_("Exercise 1 (division)"),
