@@ -7,10 +7,11 @@ tests that start servers and a browser (JupyterLab, JupyterHub) each take a
 machine's worth of processes.  Each such set is one unit of work, run by one
 worker in order (``_unit``); everything else is spread test by test.  The long
 units go first, so that no worker is left with one at the end: the servers,
-the nbgrader round trips, then the notebooks, longest first.
+the nbgrader round trips and the other tests marked ``slow`` in their files
+(they run lessons in kernels), then the notebooks, longest first.
 
-These units, with the nbgrader round trips, are marked ``slow``: the quick loop
-(``python -m pytest -m "not slow"``) leaves them out.
+These units, with the nbgrader round trips, are marked ``slow`` too: the quick
+loop (``python -m pytest -m "not slow"``) leaves them out.
 """
 from collections import Counter
 
@@ -52,7 +53,8 @@ def pytest_collection_modifyitems(config, items):
     def rank(item):
         if item.path.name in SERVER_FILES:
             return (0,)
-        if item.get_closest_marker("nbgrader") is not None:
+        if item.get_closest_marker("nbgrader") is not None or \
+                item.get_closest_marker("slow") is not None:  # (marked so in its file)
             return (1,)
         if _is_cell(item):
             return (2, -cells[str(item.path)], str(item.path), item.cell_num)

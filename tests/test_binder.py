@@ -45,6 +45,7 @@ def test_repo2docker_dockerfile_has_apt_pip_and_postbuild():
 @pytest.mark.skipif(os.environ.get("AUTOGRAD_KIT_SKIP_BINDER_INSTALL") == "1",
                     reason="the fresh-venv Binder install is switched off "
                            "(AUTOGRAD_KIT_SKIP_BINDER_INSTALL=1)")
+@pytest.mark.slow  # (runs lessons in kernels: left out of the quick loop)
 def test_binder_install_in_fresh_venv_runs_every_lesson(tmp_path):
     env_dir = tmp_path / "binder-venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

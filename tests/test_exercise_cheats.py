@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from autograd_kit.course import find_lessons
+
+pytestmark = pytest.mark.slow  # (each case runs a lesson's code: left out of the quick loop)
 from autograd_kit.course.nbgrader import GRADED, exercise_key
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"

@@ -411,6 +411,7 @@ WITH_EXERCISES = [p for p in LESSON_PATHS if exercise_triples(read(p))]
 
 
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=lesson_id)
+@pytest.mark.slow  # (runs lessons in kernels: left out of the quick loop)
 def test_solutions_make_every_check_correct(path):
     """Swap each folded solution into its exercise cell, run the lesson in a fresh
     kernel (this environment, from ``lessons/``) and read every check's answer.

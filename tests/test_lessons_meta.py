@@ -360,6 +360,7 @@ def _nbval(checkout: Path, *options: str):
         cwd=checkout, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # (runs lessons in kernels: left out of the quick loop)
 def test_stored_outputs_pass_nbval_in_another_checkout(tmp_path):
     """A notebook whose outputs hold paths (a warning and an error raised in a
     library file, the file's name printed, a warning from the kernel's cell file)

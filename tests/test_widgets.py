@@ -860,6 +860,7 @@ def widget_texts(nb, cell_id: str) -> str:
     ("06_accumulation_and_retain_graph.ipynb", "cell-28", "after start: x.grad = None",
      ("refused", "after backward")),
 ])
+@pytest.mark.slow  # (runs lessons in kernels: left out of the quick loop)
 def test_after_run_all_the_learners_widget_is_at_its_start(lesson, cell_id, at_start,
                                                            not_there):
     """The widget the text asks the learner to press is not the one the later
