@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import types
 
 from .. import backend
 from ..tensor import Tensor
@@ -29,6 +30,11 @@ ENV: dict = {"__builtins__": builtins, "__name__": __name__,  # (a name, so that
               # warnings from a formula are known as the kit's: see ``backend``)
               "multiply_into": backend.multiply_into}  # (g * R written into g: ``_rules``)
 _xp = backend.xp_of
+
+#: The recorded operations the words call on Tensors (``OPS.sum``, ``OPS.where``...).
+#: The operations sit a layer above the formulas, so they put themselves here
+#: when they are imported (``ops/__init__.py``); a word looks them up as it runs.
+OPS = types.SimpleNamespace()
 
 
 def _is_tensor(x) -> bool:
@@ -84,7 +90,7 @@ def sgn(x):
     """The sign again, as ``abs`` and ``norm`` differentiate with it: PyTorch's
     ``sgn`` (recorded as SgnBackward0 on Tensors)."""
     if _is_tensor(x):
-        from .unary_more import sgn as recorded
+        recorded = OPS.sgn
         return recorded(x)
     return sign(x)
 
@@ -120,7 +126,7 @@ _KEPT_BY_PRODUCT = 4096  # elements from which the product is worth its check
 
 def where(cond, a, b):
     if _is_tensor(cond) or _is_tensor(a) or _is_tensor(b):
-        from .shape import where as _where
+        _where = OPS.where
         return _where(cond, a, b)
     xp = _xp(a) if backend.is_array(a) else _xp(b)
     return xp.where(cond, a, b)
@@ -165,7 +171,7 @@ def bmm(x, y):
     """A batch of matrix products, (b, n, m) by (b, m, p): on Tensors the kernel
     itself (``BmmBackward0``), as PyTorch's formulas call it, not ``matmul``."""
     if _is_tensor(x):
-        from .module_forms import bmm as kernel
+        kernel = OPS.bmm
         return kernel(x, y)
     return x @ y
 
@@ -252,7 +258,7 @@ def masked_fill(x, mask, value):
 # -------------------------------------------------------- reduction words ---
 def sum(x, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     if _is_tensor(x):
-        from .reduce import sum as _sum
+        _sum = OPS.sum
         return _sum(x, dim, keepdim)
     return _xp(x).asarray(backend.reduce_sum(x, _axes(dim), keepdims=keepdim))
 
@@ -268,7 +274,7 @@ def expand_over(g, sizes, n):
     Tensors PyTorch's order, expand then divide (DivBackward1); on arrays the
     one number is divided first and then broadcast, without a copy."""
     if _is_tensor(g):
-        from .scalar import div_scalar
+        div_scalar = OPS.div_scalar
         return div_scalar(g.expand(sizes), n)
     return _xp(g).broadcast_to(g / n, tuple(sizes))
 
@@ -279,7 +285,7 @@ def _axes(dim):
 
 def sum_to(g, shape):
     """g summed down to ``shape`` (undoing broadcasting), for either kind."""
-    from .reduce import sum_to as _sum_to
+    _sum_to = OPS.sum_to
     return _sum_to(g, shape) if _is_tensor(g) else backend.sum_to(g, shape)
 
 
@@ -287,15 +293,15 @@ def sum_to(g, shape):
 def pow_backward(g, self, exponent):
     """d/dx x^n = n x^(n-1)  (and 0 where n == 0).  A number n is a Scalar in
     PyTorch's formula: n x^(n-1) is MulBackward1 on Tensors."""
-    from .scalar import mul_scalar, sub_scalar
+    mul_scalar, sub_scalar = OPS.mul_scalar, OPS.sub_scalar
     if not (_is_tensor(exponent) or backend.is_array_or_scalar(exponent)):  # a number
         if exponent == 0 and exponent.__class__ is not bool:  # (PyTorch: x ** False is
             return zeros_like(self)  # differentiated by the general rule, NaN at x = 0)
         if exponent == 0.5:  # x^-0.5 as 1/sqrt(x), as PyTorch computes it (NaN at -inf)
             if not _is_tensor(self):
                 return g * 0.5 / (self ** 0.5)
-            from ._rules import record
-            from .arith import PowBackward0
+            record = OPS.record
+            PowBackward0 = OPS.PowBackward0
             a = self._data
             power = record(PowBackward0, 1 / _xp(a).sqrt(a), (self,), self=self, exponent=-0.5)
             return g * mul_scalar(power, 0.5)
@@ -308,7 +314,7 @@ def pow_exponent_grad(g, self, exponent, result):
     or 1 whatever n does).  The 0 is chosen by ``where``, as PyTorch does, so a
     second derivative still meets log 0 = -inf there (and gives NaN, as
     PyTorch's does).  ``2 ** x`` keeps its base as a number: its log is a number."""
-    from .scalar import mul_scalar  # (result * log(base): a Scalar, MulBackward1)
+    mul_scalar = OPS.mul_scalar  # (result * log(base): a Scalar, MulBackward1)
     if self.__class__ in (builtins.int, builtins.float):
         if self != 0:
             return g * mul_scalar(result, math.log(self) if self > 0 else math.nan)
@@ -332,7 +338,7 @@ def index_fill_of(g, dim, index):
     """g with 0 in the slices along ``dim`` that ``index`` names (what they held
     was overwritten by the fill): PyTorch's ``g.index_fill(dim, index, 0)``."""
     if _is_tensor(g):
-        from .indexing import index_fill
+        index_fill = OPS.index_fill
         return index_fill(g, dim, index, 0)
     out = g.copy()
     out[select_key(dim, _raw(index).reshape(-1)) if g.ndim else ()] = 0
@@ -344,7 +350,7 @@ def select_indices(g, dim, index):
     value of an index fill went into each of them once)."""
     once = _xp(_raw(index)).unique(_raw(index).reshape(-1))
     if _is_tensor(g) and g.ndim:  # PyTorch's index_select (IndexSelectBackward0)
-        from .index_select import index_select
+        index_select = OPS.index_select
         return index_select(g, dim, Tensor._make(once))
     return g[select_key(dim, once) if g.ndim else ()]
 
@@ -356,8 +362,8 @@ def trace_backward(g, sizes):
     n, m = sizes
     k = builtins.min(n, m)  # (the diagonal's length: every (m + 1)-th element, k of them)
     if _is_tensor(g):
-        from .creation import arange, zeros
-        from .indexing import index_fill
+        arange, zeros = OPS.arange, OPS.zeros
+        index_fill = OPS.index_fill
         flat = zeros(n * m, dtype=g.dtype, device=g.device)
         at = arange(0, k * (m + 1), m + 1, device=g.device)
         return index_fill(flat, 0, at, g).view(n, m)
@@ -380,7 +386,7 @@ def logit_backward(g, self, eps):
 def logit(x):
     """log(x / (1 - x)) (recorded as LogitBackward0 on Tensors)."""
     if _is_tensor(x):
-        from .unary import logit as recorded
+        recorded = OPS.logit
         return recorded(x)
     return _xp(x).log(x / (1 - x))
 
@@ -451,7 +457,7 @@ def norm_backward(g, self, result, ord, dim):  # noqa: A002 - PyTorch's name
 def floor_divide(a, b):
     """a / b rounded towards -inf (its own gradient is zero)."""
     if _is_tensor(a) or _is_tensor(b):
-        from .arith import div
+        div = OPS.div
         return div(a, b, rounding_mode="floor")
     return _xp(a).floor_divide(a, b)
 
@@ -473,7 +479,7 @@ def evenly_distribute(g, self, result):
     xp = _xp(s)
     mask = xp.isnan(s) if s.dtype.kind in "fc" and xp.isnan(r) else s == r
     if _is_tensor(g):  # PyTorch's: zeros, filled with g / count where the mask is
-        from .shape import masked_fill as fill
+        fill = OPS.masked_fill
         zeros = _like(g, xp.zeros(s.shape, dtype=_raw(g).dtype))
         return fill(zeros, _like(g, mask), g / _like(g, mask.sum()))
     return g * (mask / mask.sum()).astype(s.dtype)
@@ -484,7 +490,7 @@ def place_at(g, indices, dim, keepdim, sizes):
     position its index points at, into zeros (PyTorch's
     ``value_selecting_reduction_backward``: ``zeros.scatter(dim, indices, g)``,
     a choice, not a product, so an infinite g stays out of the others)."""
-    from .scatter import scatter_into_zeros
+    scatter_into_zeros = OPS.scatter_into_zeros
     if not keepdim and sizes:  # put the reduced dimension back, in g and in the indices
         idx = _raw(indices)
         indices = _like(g, _xp(idx).expand_dims(idx, dim))
@@ -498,7 +504,7 @@ def ties_half(g, a, b):
     turn the losers' 0 into NaN.  A NaN wins against anything (it is the
     result), so both sides of a NaN get g.  (PyTorch's order: the halves chosen
     first, then the losers' places filled with 0.)"""
-    from .scalar import div_scalar
+    div_scalar = OPS.div_scalar
     x, y = _raw(a), _raw(b)
     return masked_fill(where(x == y, div_scalar(g, 2), g), x < y, 0)
 
@@ -528,7 +534,7 @@ def std_backward(g, self, result, dim, correction, keepdim):
     """The std's gradient is the variance's, times d sqrt(v)/dv = 1/(2 std); 0
     where the std is 0, as PyTorch chooses.  (Recorded even without degrees of
     freedom left, where the variance's is a constant: as in PyTorch.)"""
-    from .scalar import mul_scalar
+    mul_scalar = OPS.mul_scalar
     g = masked_fill(g / mul_scalar(result, 2), _raw(result) == 0, 0)
     return var_backward(g, self, dim, correction, keepdim, constant_without_dof=False)
 
@@ -549,14 +555,14 @@ def var_backward(g, self, dim, correction, keepdim, constant_without_dof=True):
     else:
         g = unsqueeze_dims(g, dims, keepdim) if self.ndim > 1 else g
         centered = self - mean(self, dims, True)
-    from .scalar import mul_scalar  # ((2 / dof) g, a Scalar times g, as PyTorch writes it)
+    mul_scalar = OPS.mul_scalar  # ((2 / dof) g, a Scalar times g, as PyTorch writes it)
     return mul_scalar(g, 2.0 / dof if dof else math.inf) * centered
 
 
 def mean_backward(g, self, dims, keepdim):
     """A mean's gradient: g put back over the reduced dims, divided by their
     count (PyTorch's ``sum_backward(g) / N``: a DivBackward1 on Tensors)."""
-    from .scalar import div_scalar
+    div_scalar = OPS.div_scalar
     return div_scalar(expand(unsqueeze_dims(g, dims, keepdim), tuple(self.shape)),
                       count_of(self, dims))
 
@@ -594,7 +600,7 @@ def threshold_backward(g, result, threshold):
     ThresholdBackwardBackward0, which depends on the output with derivative 0: a
     second derivative is zeros, not None."""
     if _is_tensor(g) or _is_tensor(result):
-        from .unary import threshold_backward as recorded
+        recorded = OPS.threshold_backward
         return recorded(g, result, threshold)
     return kept(g, ~(result <= threshold))  # (a NaN output passes g, as in PyTorch)
 
@@ -611,7 +617,7 @@ def leaky_relu_backward(g, self, negative_slope):
     """g where x > 0, g * slope elsewhere (recorded on Tensors as
     LeakyReluBackwardBackward0, as in PyTorch)."""
     if _is_tensor(g) or _is_tensor(self):
-        from .unary import leaky_relu_backward as recorded
+        recorded = OPS.leaky_relu_backward
         return recorded(g, self, negative_slope)
     return _xp(g).where(self > 0, g, g * negative_slope)
 
@@ -628,10 +634,10 @@ def gelu_slope(x, approximate):
         t = u.tanh() if _is_tensor(u) else _xp(u).tanh(u)
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)
     if _is_tensor(x):
-        from .unary import erf
+        erf = OPS.erf
         cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2.0))))
     else:
-        from .unary import _erf_array
+        _erf_array = OPS._erf_array
         cdf = 0.5 * (1 + _erf_array(x * (1 / math.sqrt(2.0))))
     return cdf + x * exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
 
@@ -640,7 +646,7 @@ def zero_at(g, indices):
     """g with the entries at ``indices`` set to 0 (they were overwritten).  On
     Tensors PyTorch's ``g.index_put(indices, 0)`` (IndexPutBackward0)."""
     if _is_tensor(g):
-        from .indexing import index_put
+        index_put = OPS.index_put
         return index_put(g, indices, 0)
     ga = _raw(g)
     mask = _xp(ga).ones(ga.shape, dtype=ga.dtype)
@@ -708,25 +714,5 @@ _WORDS = (cos, sin, exp, log, logit, logit_backward, index_fill_of, select_indic
           not_implemented, clamp_grad, threshold_backward, leaky_relu_backward, gelu_slope)
 
 
-def _install():
-    from . import convert, index_select, indexing, loss, masked, products, scatter
-    ENV.update({fn.__name__: fn for fn in _WORDS})
-    ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
-    ENV.update({
-        "scale_for": loss.scale_for, "nll_grad": on_tensors(loss.nll_grad),
-        "nll_of": on_tensors(loss.nll_of),
-        "weighted": loss.weighted,
-        "bce_backward": loss.bce_backward,
-        "to_device": on_tensors(convert.to_device),
-        "gather_view": on_tensors(indexing.gather_view),
-        "scatter_view": on_tensors(indexing.scatter_view),
-        "select_backward": indexing.select_backward,
-        "slice_backward": indexing.slice_backward,
-        "index_backward": indexing.index_backward,
-        "gather_along": scatter.gather_along, "scatter_zeros": scatter.scatter_zeros,
-        "gather_backward": scatter.gather_backward,
-        "scatter_into_zeros": scatter.scatter_into_zeros,
-        "prod_backward": products.prod_backward, "cumprod_backward": products.cumprod_backward,
-        "index_select_backward": index_select.index_select_backward,
-        "index_add_source_grad": index_select.index_add_source_grad,
-    })
+ENV.update({fn.__name__: fn for fn in _WORDS})
+ENV["TWO_OVER_SQRT_PI"] = TWO_OVER_SQRT_PI
