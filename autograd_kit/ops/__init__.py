@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from .. import backend, errors, graph
 from ..tensor import Tensor
-from . import (arith, compare, conv, conv_kernel, convert, creation, formula_env, indexing,
-               index_select, inplace, kernels, loss, loss_more, masked, module_forms, pooling,
-               products, random_creation, random_fill, reduce, scalar, scatter, shape, unary,
-               unary_more)
+from . import (arith, compare, conv, conv_kernel, convert, creation, formula_env,
+               formula_grads, indexing, index_select, inplace, kernels, loss, loss_more, masked,
+               module_forms, pooling, products, random_creation, random_fill, reduce, scalar,
+               scatter, shape, unary, unary_more)
 from ._rules import record
 from .formula_env import ENV, OPS, on_tensors
 
