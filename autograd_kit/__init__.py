@@ -21,10 +21,11 @@ from .ops.arith import addmm, rsub
 from .ops.compare import (allclose, argmax, argmin, eq, equal, ge, gt, isclose, isfinite,
                           isnan, le, logical_not, lt, ne, nonzero)
 from .ops.convert import to
-from .ops.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy,
-                           full, full_like, linspace, multinomial, normal, ones, ones_like,
-                           rand, rand_like, randint, randint_like, randn, randn_like, randperm,
-                           set_default_device, get_default_device, tensor, zeros, zeros_like)
+from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+                           full_like, linspace, ones, ones_like, set_default_device,
+                           get_default_device, tensor, zeros, zeros_like)
+from .ops.random_creation import (bernoulli, multinomial, normal, rand, rand_like, randint,
+                                  randint_like, randn, randn_like, randperm)
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from .ops.reduce import amax, amin, log_softmax, logsumexp, max, min, norm, softmax, std, var

@@ -35,9 +35,7 @@ and ``grad`` with their tracebacks cut at that public call (``errors.short``).
 """
 from __future__ import annotations
 
-import gc
 import heapq
-import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -46,7 +44,10 @@ from .accumulate import add_up, settle, store_grad, take_over
 from .graph import NUMBER_FREED, AccumulateGrad, hook_result, next_node
 from .grad_mode import _anomaly, _state
 from .multi_output import OutputGrads
-from .tensor import Size, Tensor
+from .tensor import Tensor, plug_in
+from .gc_pause import _run_paused
+from .walk_setup import (_as_tuple, _grads_tuple, _needed, _ones_like, _root_grads,  # noqa: F401
+                         count_dependencies)
 
 
 @dataclass
@@ -64,88 +65,6 @@ class Step:
     # the summed gradient as it arrived, when a hook (a tensor hook or a node
     # pre-hook) returned another one in its place; None when no hook did
     before_hooks: Tensor | None = None
-
-
-def _root_grads(tensors, grad_tensors):
-    grads = []
-    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if t.grad_fn is None and not t._rg:
-            raise errors.NoGradFnError(i, t)
-        if g is None:
-            if t._data.size != 1:
-                raise errors.NonScalarBackwardError(t)
-            g = Tensor._make(_ones_like(t._data))
-        elif not isinstance(g, Tensor):
-            raise TypeError(f"gradients can be either Tensors or None, but got "
-                            f"{type(g).__name__}")
-        elif g._data.shape != t._data.shape:
-            raise errors.GradShapeError(i, Size(g._data.shape), Size(t._data.shape), t)
-        grads.append(g)
-    return grads
-
-
-def _grads_tuple(grads, n: int) -> tuple:
-    """The gradients given for ``n`` roots, as PyTorch reads them: None for each,
-    one Tensor, or any sequence (so a number is "not iterable", and a string or
-    an array gives elements that are no gradients)."""
-    if grads is None:
-        return (None,) * n
-    return (grads,) if isinstance(grads, Tensor) else tuple(grads)
-
-
-def _ones_like(a):
-    from .backend import xp_of
-    return xp_of(a).ones_like(a)
-
-
-def _as_tuple(x):
-    if x is None:
-        return None
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
-
-
-def count_dependencies(roots):
-    """How many edges lead into each node reachable from ``roots`` (iterative DFS).
-    (Roots count as visited from the start: a root reached from another root is
-    walked once.)"""
-    deps, stack = {}, list(roots)
-    for root in roots:
-        deps[root] = 0
-    while stack:
-        for nxt in stack.pop()._next:
-            if nxt is None:
-                continue
-            n = deps.get(nxt)
-            if n is None:  # first visit
-                deps[nxt] = 1
-                stack.append(nxt)
-            else:
-                deps[nxt] = n + 1
-    for root in roots:
-        if not deps.get(root):
-            deps.pop(root, None)
-    return deps
-
-
-def _needed(roots, targets):
-    """Nodes from which some target can be reached (only those must run)."""
-    parents, seen, stack = {}, set(roots), list(roots)
-    while stack:
-        node = stack.pop()
-        for nxt in node._next:
-            if nxt is None:
-                continue
-            parents.setdefault(nxt, []).append(node)
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    needed, stack = set(targets), list(targets)
-    while stack:
-        for p in parents.get(stack.pop(), ()):
-            if p not in needed:
-                needed.add(p)
-                stack.append(p)
-    return needed
 
 
 def _tensor_hooks(node, g):
@@ -495,46 +414,6 @@ def _raw(g):
     return None if g is None else g._data
 
 
-def _run_paused(steps) -> None:
-    """Exhaust ``steps`` with Python's cycle collector paused.
-
-    The graph holds no reference cycles, so nothing is lost; but a full
-    collection walks every live tensor and node, which on a big graph costs more
-    than the backward pass itself.  (A suspended ``backward_steps`` generator
-    never holds the collector paused.)
-
-    Several threads may run passes at once, and the collector's switch is one
-    for the whole process.  So the passes that hold it are counted in a set,
-    under a lock: the first to start turns it off (remembering whether it was
-    on), the last to finish turns it back on.  Ctrl-C cannot leave it off
-    either: Python delivers a KeyboardInterrupt only when a function starts,
-    after a call returns or at the end of a loop's turn, so everything here is
-    written inline with built-in calls, a pass joins the set before the switch
-    is touched, ``restore`` is set before the collector is turned off, and the
-    ``finally`` undoes whatever part had happened."""
-    me = object()
-    try:
-        with _GC_LOCK:
-            _GC_HOLDERS.add(me)
-            if _GC_RESTORE[0] is None:
-                _GC_RESTORE[0] = gc.isenabled()
-                gc.disable()
-        for _ in steps:
-            pass
-    finally:
-        with _GC_LOCK:
-            _GC_HOLDERS.discard(me)
-            if not _GC_HOLDERS and _GC_RESTORE[0] is not None:
-                if _GC_RESTORE[0]:
-                    gc.enable()
-                _GC_RESTORE[0] = None
-
-
-_GC_LOCK = threading.Lock()
-_GC_HOLDERS: set = set()  # the passes running now, each an object of its own
-_GC_RESTORE = [None]      # None: the switch is untouched; else: was it on?
-
-
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
@@ -592,3 +471,6 @@ def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unuse
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+plug_in("run_backward", backward)  # (what ``Tensor.backward`` runs)

@@ -231,7 +231,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     of the inputs *and* of ``grad_outputs`` (it is linear in them), so both are
     checked, as PyTorch does.  Without ``grad_outputs``, random ones are used."""
     from .engine import grad
-    from .ops.creation import randn
+    from .ops.random_creation import randn
     fn = func
     inputs = _as_tuple(inputs)
     outs = _as_tuple(fn(*inputs))

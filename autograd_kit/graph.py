@@ -25,8 +25,10 @@ import weakref
 
 from . import errors
 from .accumulate import accumulate
-from .grad_mode import _anomaly, _state
-from .tensor import DetachedVersion, InferenceVersion
+from .grad_mode import _anomaly
+from .handle import RemovableHandle
+from .tensor import plug_in
+from .saved import SAVED_TENSORS_HOOKS, SavedTensor, _freed  # noqa: F401
 
 _next_seq = itertools.count().__next__
 LEAF_SEQ = 2 ** 62  # every AccumulateGrad: above every op node (ties: the engine decides)
@@ -308,165 +310,6 @@ def hook_result(hook, grad, new):
     return new
 
 
-class SavedTensor:
-    """A tensor kept by forward for backward, with the version it had then.
-
-    Every in-place operation bumps a tensor's version counter (shared by its
-    views).  Unpacking compares versions: if the tensor changed since it was
-    saved, the gradient would be computed from the wrong numbers, so PyTorch's
-    "modified by an inplace operation" error is raised instead.
-    """
-
-    __slots__ = ("tensor", "data", "counter", "version", "freed", "hooked")
-
-    def __init__(self, tensor, is_output: bool = False):
-        self.freed = False
-        self.hooked = None
-        if SAVED_TENSORS_HOOKS:  # ``autograd.graph.saved_tensors_hooks`` is active
-            self._pack(tensor, is_output)
-        elif is_output:  # keep the data only: the node itself is this tensor's grad_fn
-            self.tensor, self.data = None, tensor._data
-            self.counter = tensor._vc
-            self.version = self.counter.value
-        else:  # keep the tensor; its version is read through it (0 until changed)
-            self.tensor, self.data, self.counter = tensor, None, None
-            vc = tensor._vcounter
-            if vc is None:
-                self.version = 0
-            elif vc.__class__ is not InferenceVersion:
-                self.version = vc.value
-            else:  # it has no version to check against: PyTorch refuses to save it
-                self.tensor = None
-                raise RuntimeError(errors.INFERENCE_SAVED)
-
-    @classmethod
-    def holding(cls, value) -> "SavedTensor":
-        """A SavedTensor for a value a node keeps otherwise (a number, or None)."""
-        saved = cls.__new__(cls)
-        saved.freed, saved.hooked, saved.data = False, None, None
-        saved.tensor, saved.counter, saved.version = value, None, 0
-        return saved
-
-    def register_hooks(self, pack_hook, unpack_hook) -> None:
-        """``grad_fn._raw_saved_self.register_hooks(pack, unpack)``: from now on
-        this saved tensor is kept as ``pack(tensor)`` and read back through
-        ``unpack`` -- ``saved_tensors_hooks`` for one saved tensor."""
-        if not callable(pack_hook) or not callable(unpack_hook):
-            raise TypeError("register_hooks(): both hooks must be callable")
-        if self.freed:
-            raise RuntimeError(errors.HOOKS_AFTER_FREE)
-        if self.hooked is not None:
-            raise RuntimeError(errors.HOOKS_ALREADY_SET)
-        if self.tensor is not None or self.data is None:
-            value, is_output = self.tensor, False
-        else:  # an output kept as its data: packed as a tensor of those values
-            from .tensor import Tensor
-            value, is_output = Tensor._make(self.data), True
-        self.hooked = (unpack_hook, pack_hook(value), is_output)
-        self.tensor = self.data = None
-        self.counter, self.version = _NEVER, -1
-
-    def __repr__(self) -> str:
-        return f"<autograd_kit.autograd.graph.SavedTensor object at {hex(id(self))}>"
-
-    def _pack(self, tensor, is_output: bool) -> None:
-        """Keep only what the pack hook returns; the unpack hook gives the tensor back
-        (PyTorch checks no version then: the hooks own the value)."""
-        pack, unpack = SAVED_TENSORS_HOOKS[-1]
-        active = SAVED_TENSORS_HOOKS[:]
-        SAVED_TENSORS_HOOKS.clear()  # what the hook itself computes is saved plainly
-        try:
-            self.hooked = (unpack, pack(tensor), is_output)
-        finally:
-            SAVED_TENSORS_HOOKS[:] = active
-        self.tensor = self.data = None
-        self.counter, self.version = _NEVER, -1  # the fast paths never match: unpack()
-
-    def _unhook(self, node):
-        unpack, packed, is_output = self.hooked
-        t = unpack(packed)
-        from .tensor import Tensor
-        if not isinstance(t, Tensor):
-            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
-                            f"result of type {type(t).__name__}")
-        return Tensor._make(t._data, True, node) if is_output else t
-
-    def unpack(self, node, name: str = "self"):
-        if self.freed:
-            raise errors.GraphFreedError(node)
-        if self.hooked is not None:
-            return self._unhook(node)
-        t = self.tensor
-        if t is not None:
-            if t._vcounter is not None and t._vcounter.value != self.version:
-                if t._vcounter.__class__ is DetachedVersion and self.version.__class__ is int:
-                    raise RuntimeError(errors.DETACHED_SAVED)
-                from .tensor import type_description
-                err = errors.ModifiedSavedTensorError(
-                    node, name, type_description(t._data), _producer(t),
-                    t._vcounter.value, self.version)
-                err.tensor = t
-                raise err
-            return t
-        from .tensor import Tensor
-        if self.counter.value != self.version:
-            from .tensor import type_description
-            err = errors.ModifiedSavedTensorError(
-                node, name, type_description(self.data), _STRIP.sub("", node.name()),
-                self.counter.value, self.version)
-            err.tensor = Tensor._make(self.data)  # the (changed) values, for pictures
-            raise err
-        return Tensor._make(self.data, True, node)
-
-    def unpack_data(self, node, name: str = "self"):
-        """``unpack``, giving the array: what formulas run on in a plain backward."""
-        t = self.tensor
-        if t is not None and not self.freed and (t._vcounter is None
-                                                 or t._vcounter.value == self.version):
-            return t._data
-        if t is None and not self.freed and self.counter.value == self.version:
-            return self.data
-        return self.unpack(node, name)._data  # raises the right error
-
-    def release(self) -> None:
-        self.freed = True
-        self.tensor = self.data = self.hooked = None
-
-    def state(self):
-        return (self.freed, self.tensor, self.data, self.hooked)
-
-    def restore(self, state) -> None:
-        self.freed, self.tensor, self.data, self.hooked = state
-
-
-# (pack, unpack) pairs pushed by ``autograd.graph.saved_tensors_hooks``; the last applies.
-SAVED_TENSORS_HOOKS: list = []
-
-
-class _Unversioned:
-    """The counter of a hooked saved tensor: it never matches, so reading one
-    always goes through ``unpack`` and its hook."""
-    value = -2
-
-
-_NEVER = _Unversioned()
-
-
-def _freed() -> SavedTensor:
-    """What a freed saved value becomes: reading it raises the "backward through
-    the graph a second time" error, as for any freed tensor."""
-    placeholder = SavedTensor.__new__(SavedTensor)
-    placeholder.tensor = placeholder.data = placeholder.counter = placeholder.hooked = None
-    placeholder.version, placeholder.freed = 0, True
-    return placeholder
-
-
-def _producer(t) -> str | None:
-    """The op that made ``t``, as PyTorch names it in the version error."""
-    fn = t.grad_fn
-    return _STRIP.sub("", fn.name()) if fn is not None else None
-
-
 class AsStridedBackward0(Node):
     """The grad_fn of a view whose base was changed in place: the view is now a
     window onto the (new) base, so its gradient is placed into a zero tensor of
@@ -479,8 +322,12 @@ class AsStridedBackward0(Node):
         self._saved = {"view_fn": view_fn, "size": size}
 
     def apply(self, g, needed=None):
-        from .ops.indexing import scatter_view
         return (scatter_view(g, self._saved["size"], self._saved["view_fn"]),)
+
+
+# The recorded op AsStridedBackward0 runs (``g`` written into zeros where the view
+# looks): an operation, a layer above the graph; ``ops.indexing`` puts it here.
+scatter_view = None
 
 
 def refresh_view(view) -> None:
@@ -499,80 +346,6 @@ def refresh_view(view) -> None:
         view.grad_fn = AsStridedBackward0(edge(base), view_fn, base._data.shape)  # (retain_grad
         view._rg = True                                                          # moves along)
     view._view = (view_fn, current)
-
-
-def make_view(t, x, view_fn, node_cls=None) -> None:
-    """Make ``t``, an op's result sharing ``x``'s memory, a view: of ``x``, or of
-    ``x``'s own base when ``x`` is a view (``_base`` is always a tensor that is
-    no view), sharing the version counter.  ``view_fn`` takes the same view of
-    any array shaped like ``x``.
-
-    How the view was made matters to a later in-place change (``check_view_inplace``):
-    made where nothing is recorded (no_grad, inference mode), or a view of a view
-    made so, or of one of several views made at once, or of a custom Function's
-    view: PyTorch refuses to record such a change, and says which case it is."""
-    vc = x._vc
-    t._vcounter = vc
-    base = x._base
-    if base is None:
-        t._base, t._view = x, (view_fn, vc.value)
-    else:
-        prev = x._view[0]
-        t._base, t._view = base, (lambda a, prev=prev, fn=view_fn: fn(prev(a)), vc.value)
-    if not _state.enabled:
-        d = t.__dict__
-        d["_no_grad_view"] = True
-        d["_creation"] = ("inference" if _state.inference else "no_grad", None, None)
-    elif base is not None:
-        made = x._creation
-        if made is not None:
-            name = _STRIP.sub("", node_cls.__name__) if node_cls is not None else "View"
-            t.__dict__["_creation"] = (made[0], 0, name)
-
-
-def check_view_inplace(t, args=()) -> None:
-    """Refuse, with PyTorch's message, an in-place change of a view that autograd
-    cannot follow: one made by a custom Function (the change would bypass its
-    backward), one of several views made at once (``unbind``, ``split``), one
-    made where nothing was recorded (``no_grad``, ``inference_mode``), or a view
-    of any of these.  Only changes that would be recorded are refused (grad
-    mode on, and the view -- or, for the last kinds, its base or an operand --
-    requires grad)."""
-    creation = t._creation
-    if creation is None:
-        return
-    kind, k, name = creation
-    if kind in errors.VIEW_INPLACE_WHY:
-        if t.requires_grad:
-            raise RuntimeError(errors.VIEW_INPLACE.format(k=k, name=name)
-                               + errors.VIEW_INPLACE_WHY[kind])
-    elif t._base._rg or any(getattr(a, "_rg", False) for a in args):
-        head = "A view was created in" if k is None else \
-            f"Output {k} of {name} is a view of a view which was created in"
-        raise RuntimeError(head + errors.VIEW_MADE_IN[kind] + errors.VIEW_MADE_IN_WHY.format(
-            block="no_grad" if kind == "no_grad" else "inference_mode"))
-
-
-class RemovableHandle:
-    """Returned by ``register_hook``; ``handle.remove()`` takes the hook away."""
-
-    __slots__ = ("_container", "_key")
-
-    def __init__(self, container, key):
-        self._container, self._key = container, key
-
-    def remove(self) -> None:
-        c = self._container
-        if isinstance(c, dict):
-            c.pop(self._key, None)
-        elif self._key in c:
-            c.remove(self._key)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def grad_accumulator(tensor) -> AccumulateGrad:
@@ -608,3 +381,6 @@ def next_node(tensor):
 def edge(tensor):
     """The ``(node, input_nr)`` pair through which a gradient reaches ``tensor``."""
     return (next_node(tensor), 0)
+
+
+plug_in("refresh_view", refresh_view)  # (the tensor calls it for a view)

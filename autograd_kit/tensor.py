@@ -18,7 +18,27 @@ import weakref
 
 from . import backend, errors
 from .formatting import tensor_repr
-from .grad_mode import _state, is_grad_enabled
+from .grad_mode import _state
+from .handle import RemovableHandle
+from .reentrant import _MAX_NESTED, NESTED, _nesting, on_fresh_thread  # noqa: F401
+from .tensor_array import TensorArray
+from .type_names import (_TYPE_NAMES, scalar_type_name, type_description,  # noqa: F401
+                         type_name)
+from .versions import DetachedVersion, InferenceVersion, VersionCounter, finish_pending
+
+# Two services of the layers above, which plug them in when they are imported
+# (a tensor knows nothing of graphs and engines; ``import autograd_kit`` loads
+# them all before any tensor is made):
+refresh_view = None  # graph.refresh_view: a view's history after its base changed in place
+run_backward = None  # engine.backward: what ``Tensor.backward`` runs
+
+
+def plug_in(name: str, service) -> None:
+    """Fill one of the slots above (``graph.py`` and ``engine.py`` call this as
+    they are imported)."""
+    if name not in ("refresh_view", "run_backward"):
+        raise ValueError(f"no slot {name!r} in tensor.py")
+    globals()[name] = service
 
 
 class Size(tuple):
@@ -38,71 +58,7 @@ class Size(tuple):
         return n
 
 
-class VersionCounter:
-    """How many in-place changes a tensor's memory has seen (shared by views)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
-
-
-class InferenceVersion(VersionCounter):
-    """The counter of an inference tensor, shared by its views: it counts
-    nothing, and outside inference mode it refuses the in-place change that
-    would bump it.  (Its class is how an inference tensor is recognised.)"""
-
-    __slots__ = ()
-
-    def __init__(self) -> None:
-        pass
-
-    @property
-    def value(self) -> int:
-        return 0
-
-    @value.setter
-    def value(self, _) -> None:
-        if not _state.inference:
-            raise RuntimeError(errors.INFERENCE_INPLACE)
-
-
-class DetachedVersion(VersionCounter):
-    """The counter a non-leaf gets from ``detach_()``: it continues the old count
-    half a step apart, so every SavedTensor that recorded the tensor before
-    (an integer version) sees a mismatch and can say why, while anything saved
-    afterwards matches.  ``_version`` reports the whole number."""
-
-    __slots__ = ()
-
-    def __init__(self, value) -> None:
-        self.value = value + 0.5
-
-
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
-               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
-
-
-def scalar_type_name(np_dtype) -> str:
-    """PyTorch's scalar-type name, as its messages spell it: Float, Double, Long..."""
-    return _TYPE_NAMES[str(np_dtype)].removesuffix("Tensor")
-
-
-def type_name(data) -> str:
-    """``torch.FloatTensor`` (``torch.cuda.FloatTensor`` on the GPU): the legacy
-    type name PyTorch's messages use for an array's dtype and device."""
-    prefix = "torch.cuda." if backend.device_of(data).type == "cuda" else "torch."
-    return prefix + _TYPE_NAMES[backend.to_dtype(data.dtype).name]
-
-
-def type_description(data) -> str:
-    """``[torch.FloatTensor [2, 3]]`` as in PyTorch's version error message."""
-    return f"[{type_name(data)} [{', '.join(str(s) for s in data.shape)}]]"
-
-
-class Tensor:
+class Tensor(TensorArray):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vcounter", "_base", "_acc", "_hooks",
@@ -183,7 +139,6 @@ class Tensor:
         A view whose base was changed in place since the view was made gets a
         fresh node, ``AsStridedBackward0``: it is now a window onto the new base."""
         if self._base is not None:
-            from .graph import refresh_view
             refresh_view(self)
         fn = self._grad_fn
         if fn is not None and fn._output_edge:  # one output of several: show the node
@@ -212,7 +167,6 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         if self._base is not None:
-            from .graph import refresh_view
             refresh_view(self)
         return self._rg
 
@@ -308,7 +262,6 @@ class Tensor:
             raise RuntimeError(errors.HOOK_NO_GRAD)
         if self.grad_fn is not None:  # (one output of several: its own edge's hook)
             return self._grad_fn._add_pre_hook(0, hook)
-        from .graph import RemovableHandle
         if self._hooks is None:
             self._hooks = {}
         key = object()
@@ -328,7 +281,6 @@ class Tensor:
             raise RuntimeError(errors.HOOK_NO_GRAD)
         if self.grad_fn is not None:
             raise RuntimeError(errors.POST_ACC_NON_LEAF)
-        from .graph import RemovableHandle
         hooks = self._post_acc_hooks
         if hooks is None:
             hooks = self._post_acc_hooks = {}
@@ -340,7 +292,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to the graph's leaves."""
-        from .engine import backward
+        backward = run_backward
         try:
             if inputs is not None:
                 check_backward_inputs(inputs)
@@ -412,123 +364,6 @@ class Tensor:
         self._check_dim(dim)
         return self._data.shape[dim]
 
-    def _check_dim(self, dim) -> None:
-        """PyTorch's IndexError for a dimension the tensor does not have."""
-        n = self._data.ndim
-        if isinstance(dim, int) and not -n <= dim < n:
-            if not n:
-                raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-n}, {n - 1}], but got {dim})")
-
-    @property
-    def ndim(self) -> int:
-        return self._data.ndim
-
-    def dim(self) -> int:
-        return self._data.ndim
-
-    def numel(self) -> int:
-        return int(self._data.size)
-
-    nelement = numel
-
-    @property
-    def dtype(self) -> backend.dtype:
-        return backend.to_dtype(self._data.dtype)
-
-    @property
-    def device(self) -> backend.device:
-        return backend.device_of(self._data)
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.device.type == "cuda"
-
-    def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
-
-    def is_complex(self) -> bool:
-        return self._data.dtype.kind == "c"
-
-    def element_size(self) -> int:
-        return self._data.dtype.itemsize
-
-    def stride(self, dim=None):
-        """Steps in memory, counted in elements, from one entry to the next along
-        each dimension (``stride(dim)``: along one).  A fresh tensor of shape
-        ``(2, 3)`` has ``(3, 1)``; its transpose ``(1, 3)``; an ``expand``-ed
-        dimension ``0``: all its entries are one element in memory."""
-        size = self._data.dtype.itemsize
-        steps = tuple(s // size for s in self._data.strides)
-        if dim is None:
-            return steps
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise TypeError(f"stride(): argument 'dim' (position 1) must be int, "
-                            f"not {type(dim).__name__}")
-        self._check_dim(dim)
-        return steps[dim]
-
-    def data_ptr(self) -> int:
-        return int(backend.xp_of(self._data).asarray(self._data).__array_interface__["data"][0]) \
-            if self.device.type == "cpu" else int(self._data.data.ptr)
-
-    def __len__(self) -> int:
-        if self._data.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
-
-    # -- leaving the tensor world ---------------------------------------------
-    def item(self):
-        if self._data.size != 1:
-            raise RuntimeError(errors.ONE_ELEMENT_ITEM.format(n=self._data.size))
-        return self._data.reshape(()).item()
-
-    def tolist(self):
-        return backend.to_host(self._data).tolist()
-
-    def numpy(self, force: bool = False):
-        """The array itself (shared memory).  Refused for a tensor that requires
-        grad while grad mode is on, as in PyTorch: the array would escape the graph."""
-        if self._rg and not force and is_grad_enabled():
-            raise RuntimeError(errors.NUMPY_REQUIRES_GRAD)
-        if self.device.type != "cpu":
-            if not force:
-                raise TypeError(errors.NUMPY_ON_CUDA.format(dev=self.device))
-            return backend.to_host(self._data)
-        return self._data
-
-    def __array__(self, dtype=None, copy=None):
-        if self.device.type != "cpu":  # numpy cannot read GPU memory: as PyTorch, say so
-            raise TypeError(errors.NUMPY_ON_CUDA.format(dev=self.device))
-        a = backend.to_host(self._data)
-        return a if dtype is None else a.astype(dtype)
-
-    def __float__(self) -> float:
-        if self._data.size != 1:  # (raised here, not in item(): one frame, as in PyTorch)
-            raise ValueError(errors.ONE_ELEMENT_SCALAR)
-        return float(self.item())
-
-    def __int__(self) -> int:
-        if self._data.size != 1:
-            raise ValueError(errors.ONE_ELEMENT_SCALAR)
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
-
-    def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.item())
-
-    def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
-            return self.item().__format__(spec)
-        return repr(self).__format__(spec)
-
     def __repr__(self) -> str:
         return tensor_repr(self)
 
@@ -573,60 +408,6 @@ def check_backward_inputs(inputs) -> None:
             raise RuntimeError(errors.RETAIN_GRAD_NO_GRAD)
 
 
-# -- reentrant backward ----------------------------------------------------------
-# A custom Function's backward may itself call backward (or autograd.grad): the
-# passes nest, each a few dozen Python frames deep.  PyTorch nests them to any
-# depth (past a limit it goes on in another thread, with a fresh stack); so does
-# the kit, or a few dozen levels would exhaust Python's recursion limit.
-
-class _Nesting(threading.local):
-    depth = 0  # backward passes running on this thread, one inside the other
-
-
-_nesting = _Nesting()
-_MAX_NESTED = 32  # nested passes per thread; the next one runs on a fresh thread
-
-
-class _Nested:
-    """``with NESTED:`` around a backward pass counts it in this thread's depth.
-    The caller first checks ``_nesting.depth >= _MAX_NESTED`` and, if so, calls
-    ``on_fresh_thread`` instead."""
-
-    def __enter__(self):
-        _nesting.depth += 1
-
-    def __exit__(self, *exc):
-        _nesting.depth -= 1
-        return False
-
-
-NESTED = _Nested()
-
-
-def on_fresh_thread(run, *args, **kwargs):
-    """``run(*args, **kwargs)`` (a backward pass) on a new thread with this
-    thread's grad mode, while this one waits; its result or error comes back."""
-    st = _state
-    modes = (st.enabled, st.on, st.inference)
-    box = {}
-
-    def pass_():
-        mine = _state
-        mine.enabled, mine.on, mine.inference = modes
-        try:
-            box["result"] = run(*args, **kwargs)
-        except BaseException as err:  # handed to the waiting thread
-            box["error"] = err
-        finally:
-            finish_pending()
-    worker = threading.Thread(target=pass_, name="autograd_kit nested backward")
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box.pop("error")
-    return box.get("result")
-
-
 # -- inference tensors -----------------------------------------------------------
 # A tensor made in inference mode gets an InferenceVersion counter.  Tensors are
 # made by ``Tensor._make``, which must stay as fast as it is; so while some thread
@@ -639,16 +420,6 @@ def on_fresh_thread(run, *args, **kwargs):
 
 _inference_lock = threading.Lock()
 _inference_users = 0  # inference_mode blocks open, over all threads
-
-
-def finish_pending() -> None:
-    """Give this thread's pending tensor (see above) its InferenceVersion."""
-    st = _state
-    t = st.pending
-    if t is not None:
-        st.pending = None
-        if t._vcounter is None:
-            t._vcounter = InferenceVersion()
 
 
 def _new_noticing(cls):

@@ -17,13 +17,51 @@ Each family file ends with its table of backward formulas.
 """
 from __future__ import annotations
 
-from .. import backend, errors
+from .. import backend, errors, graph
 from ..tensor import Tensor
-from . import (arith, compare, conv, conv_kernel, convert, creation, formula_env, indexing,
-               index_select, inplace, kernels, loss, loss_more, masked, module_forms, pooling,
-               random_creation, random_fill, reduce, scalar, scatter, shape, unary)
+from . import (arith, compare, conv, conv_kernel, convert, creation, formula_env,
+               formula_grads, indexing, index_select, inplace, kernels, loss, loss_more, masked,
+               module_forms, pooling, products, random_creation, random_fill, reduce, scalar,
+               scatter, shape, unary, unary_more)
+from ._rules import record
+from .formula_env import ENV, OPS, on_tensors
 
-formula_env._install()
+# -- what the layers below call back --------------------------------------------
+# The formulas and the graph sit below the operations and import none of them;
+# the few operations they run (a formula's words on Tensors, a gradient summed
+# down to its input's shape, a refreshed view's backward) are put in place here.
+OPS.__dict__.update({
+    "sgn": unary_more.sgn, "where": shape.where, "bmm": module_forms.bmm, "sum": reduce.sum,
+    "sum_to": reduce.sum_to, "mul_scalar": scalar.mul_scalar, "sub_scalar": scalar.sub_scalar,
+    "div_scalar": scalar.div_scalar, "record": record, "PowBackward0": arith.PowBackward0,
+    "index_fill": indexing.index_fill, "index_put": indexing.index_put,
+    "index_select": index_select.index_select, "arange": creation.arange,
+    "zeros": creation.zeros, "full": creation.full, "logit": unary.logit, "div": arith.div,
+    "masked_fill": shape.masked_fill, "scatter_into_zeros": scatter.scatter_into_zeros,
+    "threshold_backward": unary.threshold_backward,
+    "leaky_relu_backward": unary.leaky_relu_backward, "erf": unary.erf,
+    "_erf_array": unary._erf_array, "CloneBackward0": shape.CloneBackward0,
+})
+graph.scatter_view = indexing.scatter_view  # (AsStridedBackward0's backward)
+# words of the formula tables that belong to an op family
+ENV.update({
+    "scale_for": loss.scale_for, "nll_grad": on_tensors(loss.nll_grad),
+    "nll_of": on_tensors(loss.nll_of),
+    "weighted": loss.weighted,
+    "bce_backward": loss.bce_backward,
+    "to_device": on_tensors(convert.to_device),
+    "gather_view": on_tensors(indexing.gather_view),
+    "scatter_view": on_tensors(indexing.scatter_view),
+    "select_backward": indexing.select_backward,
+    "slice_backward": indexing.slice_backward,
+    "index_backward": indexing.index_backward,
+    "gather_along": scatter.gather_along, "scatter_zeros": scatter.scatter_zeros,
+    "gather_backward": scatter.gather_backward,
+    "scatter_into_zeros": scatter.scatter_into_zeros,
+    "prod_backward": products.prod_backward, "cumprod_backward": products.cumprod_backward,
+    "index_select_backward": index_select.index_select_backward,
+    "index_add_source_grad": index_select.index_add_source_grad,
+})
 
 _ip = inplace.make_inplace
 

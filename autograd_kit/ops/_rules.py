@@ -33,6 +33,7 @@ from ..graph import NUMBER_FREED, Node, SavedTensor, next_node, raise_freed, ref
 from ..grad_mode import _anomaly, _state
 from ..refcounts import EXACT
 from ..tensor import Tensor
+from .formula_env import OPS  # (``full``, ``sum_to``, ``CloneBackward0``: put there by ops/)
 
 _make = Tensor._make
 RESULT = object()  # ``record(..., result=RESULT)`` saves the op's own output
@@ -184,11 +185,9 @@ def _fit(grad, shape, dtype):
     if grad is None:
         return None
     if grad.__class__ is not Tensor:  # a Python number from a formula such as "0"
-        from .creation import full
-        return full(shape, grad, dtype=backend.to_dtype(dtype))
+        return OPS.full(shape, grad, dtype=backend.to_dtype(dtype))
     if grad._data.shape != shape:
-        from .reduce import sum_to
-        grad = sum_to(grad, shape)
+        grad = OPS.sum_to(grad, shape)
     if grad._data.dtype != dtype:
         grad = grad.to(backend.to_dtype(dtype))
     return grad
@@ -409,9 +408,8 @@ ORIGINAL = _Original()
 
 def _original_clone():
     if ORIGINAL.clone is None:
-        from .shape import CloneBackward0
         old = ORIGINAL.old
-        ORIGINAL.clone = record_one(CloneBackward0, old._data, old, {})  # (old is private)
+        ORIGINAL.clone = record_one(OPS.CloneBackward0, old._data, old, {})  # (old is private)
     return ORIGINAL.clone
 
 

@@ -11,7 +11,7 @@ import operator
 from .. import backend
 from ..tensor import Tensor, scalar_type_name
 from ._rules import as_tensor_pair, check_broadcast
-from .reduce import check_not_empty, wrap_dim
+from .dims import check_not_empty, wrap_dim
 
 _NOT_OPERANDS = (str, bytes, type(None), dict, set)
 # the kernels PyTorch names when an op does not exist for a dtype

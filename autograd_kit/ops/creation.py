@@ -1,9 +1,9 @@
-"""Making tensors: ``tensor``, ``zeros``, ``randn``, ``arange``, ``from_numpy``...
+"""Making tensors: ``tensor``, ``zeros``, ``ones``, ``arange``, ``from_numpy``...
 
 Types follow PyTorch: Python floats give the default float type (float32),
-Python ints give int64, a numpy array keeps its dtype.  Random numbers are
-PyTorch's own: after ``manual_seed(s)``, ``randn``, ``randint``, ``randperm``...
-draw what PyTorch draws on the CPU (``autograd_kit.random`` explains how).
+Python ints give int64, a numpy array keeps its dtype.  Random tensors
+(``randn``, ``randint``, ``randperm``...) are made one layer up, with the
+helpers here: ``random_creation.py``.
 
 Every public function here catches its errors and raises them again through
 ``errors.short``: ``tensor([1, 2], requires_grad=True)`` shows the learner's line
@@ -259,8 +259,3 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
         return _finish(xp.linspace(start, end, steps).astype(dt), requires_grad)
     except Exception as err:
         raise errors.short(err)
-
-
-# The random tensors live next door; imported last, since they use the helpers above.
-from .random_creation import (bernoulli, multinomial, normal, rand, rand_like,  # noqa: E402,F401
-                              randint, randint_like, randn, randn_like, randperm)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import backend
 from ._rules import record, rule
 from .formula_env import ENV, _is_tensor, _raw
-from .reduce import wrap_dim
+from .dims import wrap_dim
 from .shape import _view
 
 

@@ -18,7 +18,7 @@ from .. import backend
 from ..tensor import Tensor, scalar_type_name
 from ._rules import record, rule
 from .formula_env import _is_tensor, _raw, select_key
-from .reduce import wrap_dim
+from .dims import wrap_dim
 
 
 

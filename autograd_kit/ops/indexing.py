@@ -17,7 +17,7 @@ from .. import backend
 from ..tensor import Tensor, scalar_type_name
 from ._rules import record, rule
 from ._warn import warn
-from .reduce import wrap_dim
+from .dims import wrap_dim
 from .shape import AliasBackward0, _view, unsqueeze
 
 

@@ -34,7 +34,8 @@ import math
 from .. import backend
 from ..tensor import Tensor
 from ._rules import record, rule
-from .formula_env import ENV, _like, _raw, exp, gelu_slope, sum  # noqa: A004
+from .formula_env import ENV, _like, _raw, exp, sum  # noqa: A004
+from .formula_grads import gelu_slope
 from .loss_more import sigmoid
 from .scalar import div_scalar, mul_scalar
 
@@ -129,7 +130,7 @@ def elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result,
 
 
 def gelu_backward(grad_output, self, approximate):
-    """g (Φ(x) + x φ(x)): see formula_env.gelu_slope."""
+    """g (Φ(x) + x φ(x)): see formula_grads.gelu_slope."""
     if _recording(grad_output, self):
         value = gelu_backward(_raw(grad_output), _raw(self), approximate)
         return record(GeluBackwardBackward0, value, (grad_output, self),

@@ -22,7 +22,7 @@ from ..graph import SavedTensor, edge
 from ..multi_output import MultiOutputNode, OutputEdge
 from ..tensor import Tensor
 from ._rules import NODE_CLASSES
-from .formula_env import mean_backward, std_backward, var_backward
+from .formula_grads import mean_backward, std_backward, var_backward
 from .reduce import normalize_dims, spread_array
 
 

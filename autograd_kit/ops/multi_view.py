@@ -14,7 +14,7 @@ from ..graph import edge
 from ..grad_mode import is_grad_enabled, no_grad
 from ..multi_output import MultiOutputNode
 from ._rules import NODE_CLASSES
-from .reduce import wrap_dim
+from .dims import wrap_dim
 
 
 class _PiecesBackward(MultiOutputNode):

@@ -18,7 +18,7 @@ from collections import namedtuple
 from .. import backend
 from ..tensor import Tensor
 from ._rules import RESULT, record, rule
-from .reduce import wrap_dim
+from .dims import wrap_dim
 
 
 

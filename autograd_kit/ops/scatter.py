@@ -30,7 +30,7 @@ from .. import backend
 from ..tensor import Tensor
 from ._rules import record, rule
 from .formula_env import _is_tensor, _raw
-from .reduce import wrap_dim
+from .dims import wrap_dim
 
 
 def _open_grid(index, dim, like):

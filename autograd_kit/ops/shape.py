@@ -15,12 +15,12 @@ import builtins
 import math
 from types import SimpleNamespace
 
-from ..graph import make_view
+from ..views import make_view
 from ..grad_mode import is_grad_enabled
 from ._rules import as_tensor_pair, check_broadcast, record, rule
 from .. import backend
 from ..tensor import Tensor, scalar_type_name
-from .reduce import wrap_dim
+from .dims import wrap_dim
 
 
 def _view(node, x, out, view_fn, **saved):
@@ -281,7 +281,7 @@ def _inplace_view(make, node):
     gets the view's node (TBackward1, UnsqueezeBackward1...)."""
     def method(self, *args, **kwargs):
         from .. import errors
-        from .inplace import _check
+        from .inplace_check import _check
         try:
             _check(self)
             new, saved, view_fn = make(self._data, *args, **kwargs)

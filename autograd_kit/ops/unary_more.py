@@ -17,7 +17,7 @@ import math
 from .. import backend
 from ._rules import RESULT, record, rule
 from .formula_env import ENV, _is_tensor
-from .reduce import wrap_dim
+from .dims import wrap_dim
 from .unary import _float, _xp
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops.creation import randperm
+from ..ops.random_creation import randperm
 from ..ops.shape import stack
 from ..tensor import Tensor
 
