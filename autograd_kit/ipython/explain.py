@@ -328,6 +328,7 @@ def explain_value(root, names=None, fresh: bool = False) -> Explanation | None:
     ``fresh``: the pass starts from zero grads (after a cell whose backward()
     already ran, the grads it left are not a mistake)."""
     from ..viz import access, labels
+    from ..viz.engines import backward_pass
     from ..viz.engines.micrograd import topo_order
     if not access.is_value(root):
         return None
@@ -338,7 +339,7 @@ def explain_value(root, names=None, fresh: bool = False) -> Explanation | None:
     try:
         for v, _g in held:
             v.grad = 0.0
-        source = access.backward_pass(root)
+        source = backward_pass(root)
         sentences = source.notes(names=index)
     finally:
         for v, g in held:
