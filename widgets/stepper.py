@@ -25,8 +25,10 @@ from autograd_kit.viz import access, make_dot
 from autograd_kit.viz.engines import backward_pass
 
 from . import marks, panel
-from ._common import ENGINE, Bench, box, button, driving, esc, explain, from_ui, \
-    grad_label, name_index, picture_html, spaced, values, who_text
+from ._common import ENGINE, box, esc, grad_label, name_index, picture_html, spaced, values, \
+    who_text
+from .error_words import explain
+from .notebook import Bench, button, driving, from_ui
 
 
 #: the most boxes the stepper draws unless told otherwise (``max_nodes=``)

@@ -249,7 +249,7 @@ class AutogradMagics(Magics):
         problem = getattr(stepper, "problem", None)
         if problem is not None:  # the widget would only say "cannot show this root"
             if isinstance(problem, BaseException):  # in the words the widget uses
-                from ..widgets._common import explain_text
+                from ..widgets.error_words import explain_text
                 source = getattr(stepper, "_source", None)
                 problem = explain_text(problem, getattr(source, "who", "PyTorch"), root)
             raise UsageError("autograd_step: " + _("cannot step through {expr}: {problem}")
