@@ -19,7 +19,7 @@ from .progress import MASK, SILENT, Progress
 @dataclass(slots=True)
 class VNode:
     """A box: ``kind`` is one of op, acc, fn, leaf, tensor, output, const, saved,
-    fold, more (the part of a cut graph not drawn, see :func:`build`).
+    fold, more (the part of a cut graph not drawn, see :func:`.model.build`).
 
     ``lines`` (the label) starts as a function and is computed by
     :meth:`GraphData.finish` only for boxes that survive folding: reading values
