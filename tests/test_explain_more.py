@@ -423,7 +423,7 @@ def _text(html: str) -> str:
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_stepper_names_no_grad_for_an_output_made_without_a_graph(lib, lang):
     from autograd_kit.widgets import BackwardStepper
-    from autograd_kit.widgets._common import ERROR_WORDS
+    from autograd_kit.widgets.error_words import ERROR_WORDS
     torch = engine(lib)
     w = torch.ones(2, requires_grad=True)
     with torch.no_grad():
@@ -469,7 +469,7 @@ def test_step_magic_names_inference_mode_for_an_inference_tensor():
 @pytest.mark.parametrize("lang", LANGS)
 def test_step_magic_on_a_freed_graph_explains_as_the_widget_does(shell, lib, lang):
     from autograd_kit.widgets import BackwardStepper
-    from autograd_kit.widgets._common import explain_text
+    from autograd_kit.widgets.error_words import explain_text
     result, text, _out = run(shell, "x = torch.ones(2, requires_grad=True)\nloss = x.dot(x)\n"
                                  f"loss.backward()\n%autograd_step loss --lang {lang}")
     assert "UsageError" in text

@@ -20,6 +20,7 @@ import textwrap
 import pytest
 
 from autograd_kit.viz import access, make_dot
+from autograd_kit.viz.engines import backward_pass
 from autograd_kit.widgets import BackwardStepper
 from shell_support import close_shell, make_shell, needs_renderer
 
@@ -276,7 +277,7 @@ def test_every_step_leaves_the_grads_backward_leaves_there():
     _leaves, loss = mlp_loss(3)
     values = every_value(loss)
     order = micrograd_order(loss)
-    source = access.backward_pass(loss)
+    source = backward_pass(loss)
     seen = []
     for step in source.steps():
         seen.append(step.node)
@@ -293,7 +294,7 @@ def test_every_step_leaves_the_grads_backward_leaves_there():
 def test_local_derivatives_and_contributions_are_the_closures_own():
     leaves, o = neuron()
     x1, _x2, w1, _w2, _b = leaves
-    source = access.backward_pass(o)
+    source = backward_pass(o)
     steps = list(source.steps())
     mul = next(s for s in steps if s.node._op == "*" and x1 in s.node._prev)
     kids = [c for c, _b, _a in mul.children]
@@ -311,7 +312,7 @@ def test_a_node_reached_twice_lists_both_contributions():
     a = Value(0.5, label="a")
     h = a.tanh()
     d = h * 2.0 + h * 4.0
-    source = access.backward_pass(d)
+    source = backward_pass(d)
     steps = {id(s.node): s for s in source.steps()}
     at_h = steps[id(h)]
     assert sorted(float(c.item()) for c in at_h.contributions) == [2.0, 4.0]
@@ -330,7 +331,7 @@ def test_the_traversal_needs_no_recursion():
     for _ in range(depth):
         v = v.tanh()
         slope *= 1 - v.data ** 2
-    source = access.backward_pass(v)
+    source = backward_pass(v)
     assert source.total == depth
     for _step in source.steps():
         pass
@@ -341,12 +342,12 @@ def test_the_traversal_needs_no_recursion():
 
 def test_the_root_grad_can_start_from_another_number():
     leaves, o = neuron()
-    source = access.backward_pass(o, gradient=2.0)
+    source = backward_pass(o, gradient=2.0)
     for _step in source.steps():
         pass
     assert leaves[0].grad == pytest.approx(-3.0)
     with pytest.raises(TypeError):
-        access.backward_pass(o, gradient="one")
+        backward_pass(o, gradient="one")
 
 
 def test_a_closure_that_fails_stops_the_pass_with_pythons_words():
@@ -357,7 +358,7 @@ def test_a_closure_that_fails_stops_the_pass_with_pythons_words():
         raise ZeroDivisionError("division by zero")
     y._backward = broken
     z = y.tanh()
-    source = access.backward_pass(z)
+    source = backward_pass(z)
     assert source.total == 1 and isinstance(source.stopper, RuntimeError)
     assert str(source.stopper) == "ZeroDivisionError: division by zero"
     assert x.grad == 0.0 and y.grad == 0.0 and z.grad == 0.0
@@ -487,7 +488,7 @@ def test_a_plus_a_with_equals_is_caught():
     a = SetsGrads(3.0, label="a")
     b = a + a
     b.label = "b"
-    source = access.backward_pass(b)
+    source = backward_pass(b)
     assert [m.kind for m in source.mistakes] == ["overwrites"]
     (note,) = source.notes()
     assert "The _backward of the node + (b) " + OVERWRITES in note
@@ -507,7 +508,7 @@ def test_a_value_used_by_two_operations_loses_a_gradient_and_the_numbers_say_so(
     d.label, e.label = "d", "e"
     f = d * e
     f.label = "f"
-    source = access.backward_pass(f)
+    source = backward_pass(f)
     notes = " ".join(source.notes())
     assert OVERWRITES in notes
     assert re.search(r"a\.grad was -?[\d.]+ before this step and -?[\d.]+ after it: the "
@@ -522,7 +523,7 @@ def test_a_value_used_by_two_operations_loses_a_gradient_and_the_numbers_say_so(
 def test_a_backward_never_set_is_caught():
     x, y = ForgetsBackward(2.0, label="x"), ForgetsBackward(3.0, label="y")
     z = (x * y).tanh()
-    source = access.backward_pass(z)
+    source = backward_pass(z)
     assert [m.kind for m in source.mistakes] == ["no_backward"]
     (note,) = source.notes()
     assert NEVER_SET in note and ("reaches x, y" in note or "reaches y, x" in note)
@@ -536,7 +537,7 @@ def test_a_backward_never_set_is_caught():
 def test_grads_not_reset_between_passes_are_caught():
     leaves, o = neuron()
     o.backward()
-    source = access.backward_pass(o)
+    source = backward_pass(o)
     assert {m.kind for m in source.mistakes} == {"not_reset"}
     (note,) = source.notes()
     assert NOT_RESET in note and "x1.grad = -1.5" in note
@@ -551,7 +552,7 @@ def test_a_correct_graph_has_nothing_to_say():
     b = a + a  # one input used twice, added correctly
     _params, loss = mlp_loss(6)
     for root in (b, loss, neuron()[1]):
-        source = access.backward_pass(root)
+        source = backward_pass(root)
         assert source.mistakes == [] and source.notes() == []
     s = BackwardStepper(loss)
     s.run()
@@ -596,11 +597,12 @@ def test_micrograd_is_never_imported_by_the_kit(tmp_path):
     code = textwrap.dedent(inspect.getsource(Value)) + textwrap.dedent('''
         import sys
         from autograd_kit.viz import access, make_dot
+        from autograd_kit.viz.engines import backward_pass
         from autograd_kit.widgets import BackwardStepper
         x, w = Value(2.0, label="x"), Value(-3.0, label="w")
         o = (x * w + 1.0).tanh()
         make_dot(o, show_grads=True).source
-        for step in access.backward_pass(o).steps():
+        for step in backward_pass(o).steps():
             pass
         assert abs(x.grad - w.data * (1 - o.data ** 2)) < 1e-12, x.grad
         BackwardStepper(o).run()
@@ -644,7 +646,7 @@ def test_micrograds_own_neuron_is_drawn_and_stepped():
     fresh, root = package_neuron(engine)
     root.backward()
     assert stepped == pytest.approx([v.grad for v in fresh], rel=1e-12, abs=1e-15)
-    assert access.backward_pass(o).who == "micrograd"
+    assert backward_pass(o).who == "micrograd"
 
 
 def test_micrograds_own_mlp_is_drawn_and_stepped_like_its_backward():
@@ -652,7 +654,7 @@ def test_micrograds_own_mlp_is_drawn_and_stepped_like_its_backward():
     nn = pytest.importorskip("micrograd.nn")
     params, loss = package_mlp(nn, engine, 7)
     values = every_value(loss)
-    assert access.backward_pass(loss).mistakes == []  # ReLU's zeros are no mistake
+    assert backward_pass(loss).mistakes == []  # ReLU's zeros are no mistake
     g = make_dot(loss, max_nodes=None)
     assert len(g.nodes) == len(values)
     s = BackwardStepper(loss, max_nodes=1000)
@@ -700,7 +702,7 @@ def test_a_mistake_met_on_two_arrows_from_one_input_is_said_once():
     b = a + a
     b.label = "b"
     b._prev = (a, a)
-    source = access.backward_pass(b)
+    source = backward_pass(b)
     (note,) = source.notes()
     assert OVERWRITES in note
     s = BackwardStepper(b)

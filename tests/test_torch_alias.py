@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 
 import autograd_kit as ak
 from autograd_kit import alias
-from autograd_kit.ipython import culprits, explain, magics
+from autograd_kit.ipython import culprits, explain, steppers
 from shell_support import ANSI, close_shell, flat, make_shell, run
 
 SNIPPET = '''
@@ -316,8 +316,8 @@ def test_a_kit_graph_is_blamed_on_the_stepper_once_stepped_to_the_end(explaining
     run(explaining, "import autograd_kit as torch\nw = torch.ones(3, requires_grad=True)\n"
                     "loss = (w * w).sum()")
     run(explaining, "%autograd_step loss")
-    stepper = magics._STEPPED[-1][2]()
-    assert magics.stepped([explaining.user_ns["loss"]]) is None  # not run yet
+    stepper = steppers._STEPPED[-1][2]()
+    assert steppers.stepped([explaining.user_ns["loss"]]) is None  # not run yet
     stepper.run()
     said = explained(run(explaining, "loss.backward()")[2])
     assert "`%autograd_step loss` had already run backward through it" in said

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from autograd_kit.viz import access
+from autograd_kit.viz.engines import backward_pass
 from autograd_kit.widgets import BackwardStepper
 
 from graph_builder import build
@@ -310,7 +311,7 @@ def test_what_cannot_be_shown_is_said_in_words(make, words):
 
 def test_bad_object_gets_the_one_line_error():
     with pytest.raises(TypeError) as err:
-        access.backward_pass(torch.nn.Linear(2, 1), None)
+        backward_pass(torch.nn.Linear(2, 1), None)
     message = str(err.value)
     assert "\n" not in message
     assert message == ("backward_pass takes a tensor of autograd_kit or PyTorch "

@@ -632,7 +632,7 @@ def test_a_grad_the_user_holds_is_left_alone_and_given_back():
 def test_a_refused_leaf_change_is_explained_by_the_lost_accumulate_grad():
     """Recording ``x += 1`` would give the leaf a grad_fn: it would stop being a
     leaf and lose its AccumulateGrad, where .grad lands (lessons 07 and 08)."""
-    from autograd_kit.widgets._common import explain
+    from autograd_kit.widgets.error_words import explain
     d = InplaceDemo()
     errs = [d.attempt("leaf").error]
     torch = pytest.importorskip("torch")
@@ -648,7 +648,7 @@ def test_a_refused_leaf_change_is_explained_by_the_lost_accumulate_grad():
 
 def test_the_stepper_gives_the_versions_of_a_changed_saved_pytorch_tensor():
     torch = pytest.importorskip("torch")
-    from autograd_kit.widgets._common import explain
+    from autograd_kit.widgets.error_words import explain
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     a = x * 1
     b = a * a  # MulBackward0 saves a (version 0)...
@@ -669,7 +669,7 @@ def test_the_stepper_gives_the_versions_of_a_changed_saved_pytorch_tensor():
 def test_pytorch_and_kit_errors_get_the_same_words():
     import functools
     torch = pytest.importorskip("torch")
-    from autograd_kit.widgets._common import explain
+    from autograd_kit.widgets.error_words import explain
     words = {}
     for lib in (ak, torch):
         x = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -727,15 +727,15 @@ class FakeKernelShell:
 
 @pytest.fixture
 def kernel(monkeypatch):
-    from autograd_kit.widgets import _common
+    from autograd_kit.widgets import notebook
     shell = FakeKernelShell()
 
     def display(obj):
         shell.shown.append(("display", f"d{len(shell.shown)}", text(obj.still_html())))
         return shell.shown[-1][1]
 
-    monkeypatch.setattr(_common, "_kernel_shell", lambda: shell)
-    monkeypatch.setattr(_common, "_display", display)
+    monkeypatch.setattr(notebook, "_kernel_shell", lambda: shell)
+    monkeypatch.setattr(notebook, "_display", display)
     return shell
 
 
@@ -890,7 +890,7 @@ def test_code_shown_calls_the_kit_what_the_notebook_calls_it(monkeypatch, name):
     import IPython
     import autograd_kit
     from widgets import DetachDemo
-    from widgets._common import as_written
+    from widgets.notebook import as_written
     monkeypatch.setattr(IPython, "get_ipython",
                         lambda: _Kernel({"np": object(), name: autograd_kit}))
     assert as_written("c = torch.tensor(2.)  # a torch.tensor") == \
@@ -907,7 +907,7 @@ def test_code_shown_for_real_pytorch_says_torch_beside_a_kit_called_ak(monkeypat
     notebook that calls the kit ``ak`` (the kit's own benches there say ``ak.``)."""
     import IPython
     import autograd_kit
-    from autograd_kit.widgets._common import as_written
+    from autograd_kit.widgets.notebook import as_written
     real = pytest.importorskip("torch")
     monkeypatch.setattr(IPython, "get_ipython",
                         lambda: _Kernel({"ak": autograd_kit, "torch": real}))
@@ -924,7 +924,7 @@ def test_error_words_call_the_kit_what_the_notebook_calls_it(monkeypatch):
     learner writes it (``ak.ones_like``); PyTorch's keeps ``torch.``."""
     import IPython
     import autograd_kit
-    from autograd_kit.widgets._common import error_words
+    from autograd_kit.widgets.error_words import error_words
     monkeypatch.setattr(IPython, "get_ipython", lambda: _Kernel({"ak": autograd_kit}))
     y = ak.tensor([1., 2.], requires_grad=True) * 2
     with pytest.raises(RuntimeError) as kit_error:

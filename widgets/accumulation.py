@@ -21,7 +21,9 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import access
 
-from ._common import TABLE, Bench, as_written, box, button, driving, esc, explain, values
+from ._common import TABLE, box, esc, values
+from .error_words import explain
+from .notebook import Bench, as_written, button, driving
 from .plot import line_chart
 
 

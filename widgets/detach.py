@@ -22,8 +22,8 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, WIDE_TABS_CSS, Bench, as_written, box, esc, picture_html, \
-    values, wide_tabs
+from ._common import TABLE, WIDE_TABS_CSS, box, esc, picture_html, values, wide_tabs
+from .notebook import Bench, as_written
 
 CUT = {"color": "#d62728", "style": "filled,dashed", "penwidth": "2"}
 

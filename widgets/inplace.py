@@ -26,8 +26,9 @@ import autograd_kit as ak
 from autograd_kit.i18n import N_, _
 from autograd_kit.viz import make_dot
 
-from ._common import TABLE, Bench, as_written, box, button, choices, driving, esc, \
-    explain, picture_html, still_html, values
+from ._common import TABLE, box, choices, esc, picture_html, values
+from .error_words import explain
+from .notebook import Bench, as_written, button, driving, still_html
 
 _SETUP = ("x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
           "y = x * 2\n"

@@ -1,7 +1,7 @@
 """``BackwardStepper``: watch a backward pass one node at a time.
 
 The widget holds no autograd logic, and does not care which engine made the
-tensor.  It asks :func:`autograd_kit.viz.access.backward_pass` for the pass as a
+tensor.  It asks :func:`autograd_kit.viz.engines.backward_pass` for the pass as a
 list of step records, through one small adapter per engine
 (:mod:`autograd_kit.viz.engines`), and draws them:
 
@@ -22,10 +22,13 @@ import ipywidgets as W
 
 from autograd_kit.i18n import _, ngettext
 from autograd_kit.viz import access, make_dot
+from autograd_kit.viz.engines import backward_pass
 
 from . import marks, panel
-from ._common import ENGINE, Bench, box, button, driving, esc, explain, from_ui, \
-    grad_label, name_index, picture_html, spaced, values, who_text
+from ._common import ENGINE, box, esc, grad_label, name_index, picture_html, spaced, values, \
+    who_text
+from .error_words import explain
+from .notebook import Bench, button, driving, from_ui
 
 
 #: the most boxes the stepper draws unless told otherwise (``max_nodes=``)
@@ -78,7 +81,7 @@ class BackwardStepper(Bench):
                 self._saved_boxes = marks.saved_box_owners(self._graph)
             known = [t for t in [*dict(names or {}).values(), *params.values()]
                      if access.is_tensor(t)]
-            self._source = access.backward_pass(root, gradient, self.retain_graph, known)
+            self._source = backward_pass(root, gradient, self.retain_graph, known)
             self.total, self._ahead = self._source.total, self._source.stopper
             if self.total == 0 and self._ahead is not None:
                 self.problem = self._ahead

@@ -23,7 +23,6 @@ PyTorch's own error messages are never translated.
 """
 from __future__ import annotations
 
-import weakref
 from contextlib import nullcontext
 
 from IPython.core.error import UsageError
@@ -33,7 +32,7 @@ from IPython.display import display
 
 from ..i18n import LANGUAGES, _, get_language, language, ngettext
 from . import display as display_hooks
-from . import explain
+from . import explain, graph_errors, steppers
 from .parsing import evaluate, parse, run_cell_body
 
 
@@ -92,7 +91,7 @@ def _why_not_steppable(root, expression: str, gradient) -> str | None:
             return _("{expr} is a leaf: it has no grad_fn, so there is nothing to step "
                      "through (backward() would only add to its .grad); step through a "
                      "tensor computed from it, such as a loss").format(expr=expression)
-        if explain.inference(root):
+        if graph_errors.inference(root):
             return _("{expr} was made under torch.inference_mode(): an inference tensor "
                      "has no grad_fn and never records a graph, so there is nothing to step "
                      "through; compute it again outside inference_mode").format(
@@ -121,49 +120,6 @@ def _why_not_steppable_value(root, expression: str, gradient) -> str | None:
                                  or not isinstance(gradient, (int, float))):
         return _("--gradient for a micrograd Value is the number its grad starts from "
                  "(backward() uses 1), not a {type}").format(type=type(gradient).__name__)
-    return None
-
-
-#: the roots ``%autograd_step`` opened a stepper on: ``(root, expression,
-#: stepper)``, the tensor and the widget held weakly, newest last.  The
-#: explainer asks :func:`stepped` whether a graph that a later backward() found
-#: freed was freed by a stepper's pass.
-_STEPPED: list = []
-
-
-def _remember_step(root, expression: str, stepper) -> None:
-    _STEPPED[:] = [e for e in _STEPPED if e[0]() is not None and e[2]() is not None][-15:]
-    try:
-        _STEPPED.append((weakref.ref(root), expression, weakref.ref(stepper)))
-    except TypeError:  # a root that can't be held weakly: nothing to remember
-        pass
-
-
-def _freed_by(stepper) -> bool:
-    """Whether the stepper's pass has freed the graph's saved tensors for real:
-    PyTorch's pass, recorded when the stepper opened; the kit's, once stepped
-    to the end.  Never with ``--retain-graph``."""
-    if stepper.retain_graph:
-        return False
-    source = getattr(stepper, "_source", None)
-    return bool(getattr(source, "freed", False)) or (
-        getattr(source, "engine", "") == "autograd_kit" and stepper.finished)
-
-
-def stepped(tensors=(), nodes=()) -> str | None:
-    """The expression of the latest ``%autograd_step`` whose pass freed a graph
-    that holds one of ``tensors`` (its root, or a tensor computed from it) or
-    one of ``nodes``; None when no stepper did."""
-    from ..viz.error_facts import nodes_below
-    starts = [t.grad_fn for t in tensors if getattr(t, "grad_fn", None) is not None]
-    wanted = {id(n) for n in [*starts, *nodes] if n is not None}
-    for root_ref, expression, stepper_ref in reversed(_STEPPED):
-        root, stepper = root_ref(), stepper_ref()
-        if root is None or stepper is None or not _freed_by(stepper):
-            continue
-        if any(t is root for t in tensors) or \
-                wanted & {id(n) for n in nodes_below([root])}:
-            return expression
     return None
 
 
@@ -293,12 +249,12 @@ class AutogradMagics(Magics):
         problem = getattr(stepper, "problem", None)
         if problem is not None:  # the widget would only say "cannot show this root"
             if isinstance(problem, BaseException):  # in the words the widget uses
-                from ..widgets._common import explain_text
+                from ..widgets.error_words import explain_text
                 source = getattr(stepper, "_source", None)
                 problem = explain_text(problem, getattr(source, "who", "PyTorch"), root)
             raise UsageError("autograd_step: " + _("cannot step through {expr}: {problem}")
                              .format(expr=args.expression, problem=problem))
-        _remember_step(root, args.expression, stepper)
+        steppers.remember(root, args.expression, stepper)
         display(stepper)
 
     @magic_arguments()

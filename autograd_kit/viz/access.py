@@ -29,6 +29,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from .messages import error_kind
+
 SAVED_PREFIX = "_saved_"
 #: what a micrograd ``Value`` has (see :func:`is_value`); the rare names first, so
 #: that asking a tensor costs one failed lookup (a tensor's ``.data`` makes a tensor)
@@ -184,13 +186,12 @@ def saved_names(fn) -> list[str]:
 
 def saved_value(fn, name: str):
     """The saved value ``name`` of ``fn``, or :class:`Unavailable` with the reason,
-    told by the error that reading it raised (:mod:`.error_facts` reads both
+    told by the error that reading it raised (:mod:`.messages` reads both
     engines' errors)."""
     try:
         return getattr(fn, SAVED_PREFIX + name)
     except RuntimeError as err:
-        from .error_facts import error_facts
-        kind = error_facts(err).kind
+        kind = error_kind(err)
         return Unavailable({"graph_freed": "freed", "saved_modified": "modified"}
                            .get(kind, "unavailable"))
     except Exception:
@@ -281,19 +282,6 @@ def has_graph(root) -> bool:
         return True
     return getattr(root, "grad_fn", None) is not None or bool(
         getattr(root, "requires_grad", False))
-
-
-def backward_pass(root, gradient=None, retain_graph: bool = False, tensors=()):
-    """The backward pass from ``root`` as step records, through the adapter for
-    its engine (:mod:`autograd_kit.viz.engines`): the kit's engine and
-    micrograd's closures stepped live, PyTorch's pass recorded with hooks and
-    replayed.  ``tensors``: other tensors the caller knows (named variables);
-    those that ``retain_grad()`` get their ``.grad`` at the step of their
-    ``grad_fn``, on either engine.  Anything that is not a tensor of either, nor
-    a micrograd Value, gets :func:`require_tensor`'s one-line ``TypeError``."""
-    require_tensor(root, "backward_pass", values=True)
-    from .engines import for_tensor
-    return for_tensor(root, gradient, retain_graph, tensors)
 
 
 # -- micrograd's Value ----------------------------------------------------------------

@@ -20,7 +20,7 @@ import heapq
 from ..i18n import _, ngettext
 from .attributes import shorten
 from .fold import count_text, hidden_count
-from .model import GraphData, VNode
+from .boxes import GraphData, VNode
 
 MAX_STEPS = 8
 OPS = {"op", "fn", "fold"}

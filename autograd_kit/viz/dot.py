@@ -23,7 +23,7 @@ import re
 
 from .attributes import clean_font, fit_label
 from .legend import legend_dot
-from .model import GraphData
+from .boxes import GraphData
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 

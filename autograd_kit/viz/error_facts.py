@@ -8,7 +8,8 @@ error, and both get them from :func:`error_facts`, as an :class:`ErrorFacts`:
   attributes: ``err.kind``, ``err.node``, ``err.saved_name``, ``err.found``...
 * PyTorch's are plain ``RuntimeError``, but PyTorch words each kind the same way
   every time, so the facts are read back from the message with the patterns of
-  :data:`TORCH_MESSAGES`: the one place in the kit that knows PyTorch's wording.
+  :data:`.messages.TORCH_MESSAGES`: the one place in the kit that knows PyTorch's
+  wording.
   (autograd_kit words its errors as PyTorch does, so the same patterns also give
   what a kit error does not keep as an attribute, such as the changed tensor's
   type and shape.)
@@ -32,39 +33,12 @@ reason (:func:`autograd_kit.viz.access.saved_value`).
 """
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass, field
 
 from . import access
+from .messages import TORCH_MESSAGES, is_kit_error, read_message  # noqa: F401
 
-#: PyTorch's wording of each kind of autograd error the kit explains, as
-#: ``(kind, pattern)``; named groups are the facts the message states.
-TORCH_MESSAGES = (
-    ("leaf_inplace", r"(?P<view>a view of )?a leaf Variable that requires grad is being "
-                     r"used in an in-place operation"),
-    ("saved_modified", r"has been modified by an inplace operation"
-                       r"(?:: \[(?P<type_name>[\w.]+) \[(?P<shape>[\d, ]*)\]\])?"
-                       r"(?:, which is output \d+ of (?P<producer>\w+),)?"
-                       r"(?: is at version (?P<found>\d+); expected version "
-                       r"(?P<expected>\d+) instead)?"),
-    ("graph_freed", r"Trying to backward through the graph a second time"),
-    ("non_scalar", r"grad can be implicitly created only for scalar outputs"),
-    ("no_grad_fn", r"element (?P<index>\d+) of tensors does not require grad and does not "
-                   r"have a grad_fn"),
-    ("grad_shape", r"Mismatch in shape: grad_output\[(?P<index>\d+)\] has a shape of .*? "
-                   r"and output\[\d+\] has a shape of torch\.Size\(\[(?P<shape>[\d, ]*)\]\)"),
-    ("unused", r"(?:The differentiated Tensor at index (?P<index>\d+)|One of the differentiated "
-               r"Tensors) appears to not have been used in the graph"),
-    ("int_grad", r"(?i:only Tensors of floating point (?:and complex )?dtype can require "
-                 r"gradients)"),
-    ("numpy_grad", r"Can't call numpy\(\) on Tensor that requires grad"),
-    ("no_gpu", r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are "
-               r"available|pip install autograd_kit\[gpu\]"),  # (the kit's, in any language)
-    ("nonleaf_grad", r"The \.grad attribute of a Tensor that is not a leaf Tensor is being "
-                     r"accessed"),
-)
-_PATTERNS = [(kind, re.compile(pattern)) for kind, pattern in TORCH_MESSAGES]
 
 #: facts that autograd_kit's errors keep as attributes
 ATTRIBUTES = ("tensor", "node", "saved_name", "view", "producer", "found", "expected")
@@ -105,34 +79,6 @@ class ErrorFacts:
         return access.node_name(self.node) if self.node is not None else ""
 
 
-def read_message(message: str) -> dict:
-    """The kind and the facts that ``message`` states in PyTorch's wording, as a
-    dict of :class:`ErrorFacts` fields (``{}`` for other messages)."""
-    for kind, pattern in _PATTERNS:
-        match = pattern.search(message)
-        if match is None:
-            continue
-        facts = {"kind": kind}
-        for key, value in match.groupdict().items():
-            if value is None:
-                continue
-            if key in ("found", "expected", "index"):
-                facts[key] = int(value)
-            elif key == "shape":
-                facts[key] = tuple(int(s) for s in value.split(",") if s.strip())
-            elif key == "view":
-                facts[key] = True
-            else:
-                facts[key] = value
-        return facts
-    return {}
-
-
-def _is_kit_error(err) -> bool:
-    from autograd_kit.errors import AutogradError
-    return isinstance(err, AutogradError)
-
-
 def error_facts(err, roots=()) -> ErrorFacts:
     """The facts of ``err``: from its attributes for autograd_kit's errors, from
     its wording for PyTorch's.  ``roots`` (the tensors a backward pass started
@@ -142,7 +88,7 @@ def error_facts(err, roots=()) -> ErrorFacts:
         return facts
     for key, value in read_message(facts.message).items():
         setattr(facts, key, value)
-    if _is_kit_error(err):
+    if is_kit_error(err):
         facts.engine, facts.kind = "autograd_kit", str(err.kind)
         for key in ATTRIBUTES:
             value = getattr(err, key, None)

@@ -27,7 +27,7 @@ from collections import Counter
 
 from ..i18n import N_, _, ngettext
 from .hubs import MAX_USES
-from .model import GraphData, VEdge, VNode
+from .boxes import GraphData, VEdge, VNode
 
 KEEP = 2          # boxes kept visible at each end of a folded chain
 MIN_FOLD = 2      # fold only when at least this many boxes disappear

@@ -29,7 +29,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from ..i18n import _
-from .model import GraphData, VEdge, VNode
+from .boxes import GraphData, VEdge, VNode
 
 MAX_USES = 8  #: a box with more uses than this is drawn once per use
 

@@ -14,7 +14,7 @@ arrows stack them in a column.  It is not part of the graph's plain data, so
 from __future__ import annotations
 
 from ..i18n import N_, _
-from .model import GraphData
+from .boxes import GraphData
 
 #: what each kind of box means, in the order the key lists them (in English:
 #: the key says it in the kit's current language, :mod:`autograd_kit.i18n`)

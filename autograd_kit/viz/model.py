@@ -1,8 +1,8 @@
 """From an autograd graph to plain data: boxes (:class:`VNode`) and arrows (:class:`VEdge`).
 
-The walk is an iterative depth-first search from the root(s) along
-``next_functions``, first input first, so it never meets a recursion limit and
-always visits nodes in the same order.  That order names the boxes:
+The walk (:mod:`.walk`) is an iterative depth-first search from the root(s)
+along ``next_functions``, first input first, so it never meets a recursion
+limit and always visits nodes in the same order.  That order names the boxes:
 
 * ``n0, n1, ...``  output tensors, ops and leaf tensors, in walk order;
 * ``t0, t1, ...``  named intermediate tensors (forward view only);
@@ -16,7 +16,7 @@ With ``max_nodes``, a picture costs what its drawn part costs: the walk stops
 after :data:`WALK_LIMIT` nodes.  A graph that small is walked whole and folded
 (:mod:`autograd_kit.viz.fold`), so its folds count exactly what they hide.  A
 bigger graph is *cut* instead: the nodes nearest the output, breadth first,
-are drawn while their boxes fit in ``max_nodes`` (:func:`nearest`), and one
+are drawn while their boxes fit in ``max_nodes`` (:func:`.walk.nearest`), and one
 dashed box, ``… 149,901+ nodes …`` above ``max_nodes=100``, stands for the
 rest, with an arrow into every drawn node whose inputs it holds.  Its count is
 "at least": the rest of the graph is never walked, so a graph of a million
@@ -48,177 +48,18 @@ picture in both views (micrograd's graph is already the textbook's).
 from __future__ import annotations
 
 import re
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 from ..i18n import _, ngettext
 from . import access, constants, labels
+from .boxes import GraphData, Options, VEdge, VNode
 from .progress import MASK, SILENT, Progress
+from .walk import nearest, parents_first, walk
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 #: with ``max_nodes``, graphs of more nodes than this are cut, not folded (see above)
 WALK_LIMIT = 150_000
-
-
-@dataclass(slots=True)
-class VNode:
-    """A box: ``kind`` is one of op, acc, fn, leaf, tensor, output, const, saved,
-    fold, more (the part of a cut graph not drawn, see :func:`build`).
-
-    ``lines`` (the label) starts as a function and is computed by
-    :meth:`GraphData.finish` only for boxes that survive folding: reading values
-    of 10,000 tensors that end up inside a fold would be wasted time."""
-
-    id: str
-    kind: str
-    title: str
-    lines: list[str] | Callable[[], list[str]]
-    objs: list = field(default_factory=list)
-    freed: bool = False  # a saved-tensor box whose value was freed before drawing
-    copy_of: str = ""    # a copy of a much-used box, drawn beside one use (see .hubs)
-
-
-@dataclass(slots=True)
-class VEdge:
-    """An arrow from ``tail`` to ``head``; ``kind`` is "flow" (inputs to outputs),
-    "const" (a constant to its op), "saved" (op to its saved-tensor box) or
-    "saved_ref" (op to a drawn tensor that it saved).  ``label`` is written
-    beside the line (the saved slot, on dashed lines)."""
-
-    tail: str
-    head: str
-    kind: str = "flow"
-    label: str = ""
-
-
-@dataclass
-class GraphData:
-    """The whole picture as plain data, in drawing order."""
-
-    nodes: list[VNode]
-    edges: list[VEdge]
-    folds: dict[str, list[str]] = field(default_factory=dict)
-    order: list = field(default_factory=list)  # graph nodes, each before its inputs
-
-    def finish(self, progress: Progress = SILENT) -> GraphData:
-        """Compute the labels still waiting as functions."""
-        progress.stage(3, len(self.nodes))
-        for k, node in enumerate(self.nodes):
-            if callable(node.lines):
-                node.lines = node.lines()
-            if k & MASK == 0:
-                progress.update(k)
-        return self
-
-
-@dataclass
-class Options:
-    """What to draw; ``names`` maps ``id(tensor)`` to its variable name."""
-
-    view: str = "backward"
-    show_attrs: bool = False
-    show_saved: bool = False
-    max_attr_chars: int = 50
-    show_values: bool = False
-    show_grads: bool = False
-    names: dict[int, str] = field(default_factory=dict)
-    named: list = field(default_factory=list)  # the named tensors themselves
-
-
-def walk(start: list, limit: int | None = None, progress: Progress = SILENT,
-         edges: Callable = access.next_edges) -> tuple[list, dict[int, list]]:
-    """Every node reachable from ``start``, in iterative depth-first preorder
-    (first input first), and each node's ``(input node, input_nr)`` pairs
-    (``edges(node)``).  With ``limit``, the walk stops at ``limit + 1`` nodes:
-    more than ``limit`` found tells the caller the graph is bigger, without
-    walking all of it."""
-    order, inputs = [], {}
-    stack = list(reversed(start))
-    stop = -1 if limit is None else limit + 1
-    progress.stage(1, None)
-    while stack:
-        fn = stack.pop()
-        if id(fn) in inputs:
-            continue
-        order.append(fn)
-        inputs[id(fn)] = found_edges = edges(fn)
-        stack.extend(n for n, _nr in reversed(found_edges))
-        found = len(order)
-        if found & MASK == 0:
-            progress.update(found)
-        if found == stop:
-            break
-    return order, inputs
-
-
-def _boxes_of(fn, opts: Options, named: dict[int, int]) -> int:
-    """How many boxes drawing ``fn`` adds, at most: its own (an
-    ``AccumulateGrad`` also brings its leaf, which stands for it in the forward
-    view), constants and named results (forward view), saved tensors."""
-    leaf = access.leaf_variable(fn) is not None
-    if opts.view == "forward":
-        boxes = 1 if leaf else 1 + named.get(id(fn), 0) + sum(
-            1 for has_grad, _item in constants.operands(fn) if not has_grad)
-    else:
-        boxes = 2 if leaf else 1
-    if opts.show_saved and not leaf:
-        boxes += len(access.saved_names(fn))
-    return boxes
-
-
-def nearest(start: list, budget: int, opts: Options,
-            edges: Callable = access.next_edges) -> tuple[list, dict[int, list], list]:
-    """The nodes nearest ``start``, breadth first, while their boxes fit in
-    ``budget`` (``start`` itself always), each with the ``(input node,
-    input_nr)`` pairs among them; and the nodes whose other inputs are left out.
-    Only what is drawn and the inputs of what is drawn are ever read."""
-    named: dict[int, int] = {}
-    if opts.view == "forward":
-        for t in opts.named:
-            if t.grad_fn is not None:
-                named[id(t.grad_fn)] = named.get(id(t.grad_fn), 0) + 1
-    start = list({id(fn): fn for fn in start}.values())  # a root given twice is one
-    order, inputs = [], {}
-    queue, seen, boxes = deque(start), {id(fn) for fn in start}, 0
-    while queue:
-        cost = _boxes_of(queue[0], opts, named)
-        if len(order) >= len(start) and boxes + cost > budget:
-            break
-        fn = queue.popleft()
-        boxes += cost
-        order.append(fn)
-        inputs[id(fn)] = found_edges = edges(fn)
-        for n, _nr in found_edges:
-            if id(n) not in seen:
-                seen.add(id(n))
-                queue.append(n)
-    kept = {i: [(n, nr) for n, nr in edges if id(n) in inputs] for i, edges in inputs.items()}
-    cut = [fn for fn in order if len(kept[id(fn)]) < len(inputs[id(fn)])]
-    return order, kept, cut
-
-
-def parents_first(fns: list, inputs: dict[int, list]) -> list:
-    """``fns`` reordered so that every node comes before its inputs (Kahn's
-    algorithm).  Releasing PyTorch's nodes in this order frees one node at a
-    time; the other way round, freeing the last one would free the whole chain
-    below it recursively, in C++, deep enough to crash on a long chain."""
-    waiting = {id(fn): 0 for fn in fns}
-    for fn in fns:
-        for nxt, _nr in inputs[id(fn)]:
-            waiting[id(nxt)] += 1
-    ready = [fn for fn in reversed(fns) if waiting[id(fn)] == 0]
-    order = []
-    while ready:
-        fn = ready.pop()
-        order.append(fn)
-        for nxt, _nr in inputs[id(fn)]:
-            waiting[id(nxt)] -= 1
-            if waiting[id(nxt)] == 0:
-                ready.append(nxt)
-    return order
 
 
 class _Builder:

@@ -29,7 +29,7 @@ from .embed import img_html
 from .hubs import split_hubs
 from .dot import to_dot
 from .fold import fold_chains
-from .model import GraphData, VEdge, VNode
+from .boxes import GraphData, VEdge, VNode
 from .progress import paused_gc
 from .svgpatch import SvgPatcher, with_alt
 
@@ -306,7 +306,7 @@ def _index_boxes(data: GraphData) -> tuple[dict, list]:
     the weak reference also checks that an ``id()`` still belongs to the same
     object.  PyTorch's nodes allow no weak reference: they are held strongly,
     in ``strong``, ordered so they can be let go of safely (see
-    :func:`autograd_kit.viz.model.parents_first`).  The objects are then removed
+    :func:`autograd_kit.viz.walk.parents_first`).  The objects are then removed
     from ``data``, which the picture keeps as plain data."""
     index, strong = {}, []
     for node in data.nodes:

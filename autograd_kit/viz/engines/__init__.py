@@ -1,7 +1,7 @@
 """One small adapter per autograd engine: "the backward pass as step records".
 
 A tool that shows a backward pass (the stepper widget) asks
-:func:`autograd_kit.viz.access.backward_pass` for a :class:`BackwardPass` and never
+:func:`backward_pass` for a :class:`BackwardPass` (:mod:`.base`) and never
 looks at which engine made the tensor.  Every adapter answers the same questions:
 
 * ``total``: how many nodes a full pass processes, and ``stopper``: the error
@@ -38,48 +38,8 @@ mistakes (``=`` for ``+=``, a ``_backward`` never set, grads never reset).
 """
 from __future__ import annotations
 
-
-class BackwardPass:
-    """What every adapter offers (see the module docstring)."""
-
-    engine = ""          # "autograd_kit", "torch" or "micrograd"
-    replayed = False     # True when the steps are a recording of a finished pass
-    who = "The engine"   # who ran the pass, as the subject of a sentence
-    about = ""           # one line for a learner: whose pass this is, and how it is shown
-    total = 0
-    stopper: BaseException | None = None
-    freed = False
-
-    def steps(self):
-        raise NotImplementedError
-
-    def restore(self) -> None:
-        raise NotImplementedError
-
-    def local(self, step) -> tuple | None:
-        return None
-
-    def again(self) -> None:
-        raise NotImplementedError
-
-    def notes(self, step=None, names=None) -> list[str]:
-        return []
-
-    def _dry_run(self, dry, on_step=None) -> tuple[int, BaseException | None]:
-        """``(total, stopper)``: the pass ``dry`` run to its end (``on_step`` sees
-        each step), then everything it changed put back (``restore()``)."""
-        count, error = 0, None
-        try:
-            for step in dry:
-                if on_step is not None:
-                    on_step(step)
-                count += 1
-        except RuntimeError as err:
-            error = err
-        finally:
-            dry.close()
-            self.restore()
-        return count, error
+from ..access import engine_name, is_value, require_tensor
+from .base import BackwardPass
 
 
 def for_tensor(root, gradient=None, retain_graph: bool = False,
@@ -88,7 +48,6 @@ def for_tensor(root, gradient=None, retain_graph: bool = False,
     of autograd_kit or PyTorch, or a micrograd Value; ``tensors``: see the module
     docstring).  PyTorch is imported only here, only when the root is a PyTorch
     tensor; micrograd never is (a Value is read by duck typing)."""
-    from ..access import engine_name, is_value
     if is_value(root):
         from .micrograd import MicrogradPass
         return MicrogradPass(root, gradient, retain_graph, tensors)
@@ -97,3 +56,15 @@ def for_tensor(root, gradient=None, retain_graph: bool = False,
         return TorchPass(root, gradient, retain_graph, tensors)
     from .kit import KitPass
     return KitPass(root, gradient, retain_graph, tensors)
+
+
+def backward_pass(root, gradient=None, retain_graph: bool = False, tensors=()):
+    """The backward pass from ``root`` as step records, through the adapter for
+    its engine: the kit's engine and micrograd's closures stepped live,
+    PyTorch's pass recorded with hooks and replayed.  ``tensors``: other tensors
+    the caller knows (named variables); those that ``retain_grad()`` get their
+    ``.grad`` at the step of their ``grad_fn``, on either engine.  Anything that
+    is not a tensor of either, nor a micrograd Value, gets
+    :func:`autograd_kit.viz.access.require_tensor`'s one-line ``TypeError``."""
+    require_tensor(root, "backward_pass", values=True)
+    return for_tensor(root, gradient, retain_graph, tensors)

@@ -17,10 +17,11 @@ from __future__ import annotations
 from autograd_kit.engine import backward_steps
 from autograd_kit.errors import NoGradFnError
 from autograd_kit.grad_mode import no_grad
+from autograd_kit.ops.creation import ones_like
 from autograd_kit.snapshot import GraphSnapshot
 from autograd_kit.tensor import Tensor
 
-from . import BackwardPass
+from .base import BackwardPass
 
 
 MAX_EDGES = 64  # local factors are worked out for nodes with at most this many inputs
@@ -32,7 +33,6 @@ def local_factors(step) -> tuple | None:
     Called while the node's saved tensors still exist (during the counting pass).
     Only formula-table nodes are asked; custom Functions and AccumulateGrad (which
     would change ``.grad``) are not."""
-    from autograd_kit import ones_like
     node = step.node
     if not getattr(node, "formula_text", None) or len(step.grads_out) > MAX_EDGES:
         return None  # a node with thousands of inputs (cat): its panel lists a few edges

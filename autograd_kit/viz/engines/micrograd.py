@@ -50,7 +50,7 @@ from autograd_kit.i18n import N_, _
 from autograd_kit.tensor import Tensor
 
 from .. import access, labels
-from . import BackwardPass
+from .base import BackwardPass
 
 #: the input's grad a probe starts from, to tell ``+=`` from ``=``
 PROBE_START = 1.0

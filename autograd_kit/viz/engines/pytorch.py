@@ -39,7 +39,7 @@ from __future__ import annotations
 from autograd_kit.engine import Step
 
 from .. import access
-from . import BackwardPass
+from .base import BackwardPass
 
 
 def _copy(t):
