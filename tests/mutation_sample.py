@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -159,6 +160,7 @@ def run_one(root: Path, mutant: Mutant, timeout: float) -> tuple[str, float]:
     indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
     lines[i] = indent + mutant.becomes + "\n"
     start = time.perf_counter()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # (killed: restore too)
     try:
         path.write_text("".join(lines), encoding="utf-8")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -172,7 +174,9 @@ def run_one(root: Path, mutant: Mutant, timeout: float) -> tuple[str, float]:
             return "timeout", time.perf_counter() - start
     finally:
         path.write_text(original, encoding="utf-8")
-    return ("killed" if rc == 1 else "survived" if rc == 0 else f"error {rc}",
+    # 1: a test failed; 2: stopped at the first failure (pytest-xdist's -x) or a
+    # collection error the mutant caused; 0: every test passed
+    return ("killed" if rc in (1, 2) else "survived" if rc == 0 else f"error {rc}",
             time.perf_counter() - start)
 
 
