@@ -58,6 +58,17 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def is_inference(input):  # noqa: A002 - PyTorch's name
+    """True for a tensor made under ``inference_mode`` (it can never join a graph)."""
+    return input.is_inference()
+
+
+def broadcast_to(input, size):  # noqa: A002 - PyTorch's name
+    """``input`` expanded to ``size`` without copying (``-1`` keeps a size):
+    recorded as ``ExpandBackward0``, whose gradient sums back to the input's shape."""
+    return input.broadcast_to(size)
+
+
 def is_floating_point(input):  # noqa: A002 - PyTorch's name
     """True for a tensor of a floating-point dtype."""
     return input.is_floating_point()

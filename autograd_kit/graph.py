@@ -374,6 +374,8 @@ def next_node(tensor):
     if fn is not None:
         return fn
     if tensor.requires_grad:
+        if tensor._base is not None and tensor.__dict__.get("_no_grad_view"):
+            return None  # (PyTorch: a view made where nothing records has no accumulator)
         return grad_accumulator(tensor)
     return None
 

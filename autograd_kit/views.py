@@ -35,6 +35,10 @@ def make_view(t, x, view_fn, node_cls=None) -> None:
         prev = x._view[0]
         t._base, t._view = base, (lambda a, prev=prev, fn=view_fn: fn(prev(a)), vc.value)
     if not _state.enabled:
+        # PyTorch: a view made where nothing is recorded of a tensor that requires
+        # grad requires grad too, as a leaf with no grad_fn (under no_grad and
+        # under inference mode alike; it is no inference tensor)
+        t._rg = x._rg
         d = t.__dict__
         d["_no_grad_view"] = True
         d["_creation"] = ("inference" if _state.inference else "no_grad", None, None)

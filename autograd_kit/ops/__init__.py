@@ -122,6 +122,7 @@ METHODS = {
     "view_as": lambda self, o: shape.view(self, *o.shape),
     "reshape_as": lambda self, o: shape.reshape(self, *o.shape),
     "expand_as": lambda self, o: shape.expand(self, tuple(o.shape)),
+    "broadcast_to": lambda self, size: shape.expand(self, tuple(size)),
     "where": lambda self, cond, other: shape.where(cond, self, other),
     "masked_fill": shape.masked_fill, "index_fill": indexing.index_fill,
     "gather": scatter.gather, "scatter": scatter.scatter, "scatter_add": scatter.scatter_add,
