@@ -32,20 +32,24 @@ What ``forward`` returns decides what the caller gets:
 * ``ctx.mark_non_differentiable(t)``: the output does not require grad;
 * an input returned as it is, or a view of one, is a view the caller may not
   change in place while it requires grad (the change would bypass backward).
+
+The helpers that make those outputs are in ``function_outputs.py``;
+``once_differentiable`` is in ``function_once.py`` (importable from here too).
 """
 from __future__ import annotations
 
-import functools
 import inspect
 import warnings
 import weakref
 
 from . import errors
 from .backend import to_dtype, xp_of
-from .graph import AsStridedBackward0, Node, SavedTensor, edge
+from .function_once import once_differentiable  # noqa: F401 (importable from here)
+from .function_outputs import _alias, _aliases_of_inputs, _as_view_of, _dirty_output, _is_view, \
+    _save
+from .graph import edge
 from .grad_mode import _state, no_grad
 from .multi_output import MultiOutputNode, OutputGrads
-from .ops.inplace import CopySlices
 from .ops.reduce import sum_to
 from .tensor import Tensor
 
@@ -275,41 +279,6 @@ def _bind(forward, args, kwargs, setup):
     return tuple(out), rest
 
 
-def _aliases_of_inputs(out, tensors):
-    """Without a graph: an input returned as it is comes back as a new tensor
-    sharing its memory and version counter, as PyTorch returns it."""
-    ids = {id(t) for t in tensors}
-    if not ids:
-        return out
-
-    def alias(o):
-        return _alias(o) if id(o) in ids else o
-    return tuple(alias(o) for o in out) if isinstance(out, tuple) else alias(out)
-
-
-def _alias(o):
-    """A new tensor on ``o``'s memory, a view of it (as PyTorch returns an input
-    that forward returned unchanged), with no history."""
-    a = Tensor._make(o._data)
-    _as_view_of(a, o)
-    return a
-
-
-def _as_view_of(result, o) -> None:
-    """``result`` shares ``o``'s memory: make it the view ``o`` is (of ``o``'s base)
-    or a view of ``o`` itself."""
-    vc = o._vc
-    result._vcounter = vc
-    if o._base is not None:
-        result._base, result._view = o._base, (o._view[0], vc.value)
-    else:
-        result._base, result._view = o, (_same, vc.value)
-
-
-def _same(a):
-    return a
-
-
 def _has_setup_context(cls) -> bool:
     return getattr(cls.setup_context, "__func__", cls.setup_context) is not \
         Function.__dict__["setup_context"].__func__
@@ -369,116 +338,3 @@ def _connect(cls, ctx, args, tensors, out):
         k += 1
     _save(ctx, node, made, edges, produced)
     return tuple(results) if isinstance(out, tuple) else results[0]
-
-
-def _is_view(t) -> bool:
-    """Made in forward as a view of an input (a view shares its base's memory)."""
-    return t._base is not None
-
-
-def _dirty_output(t, fn, node, tensors):
-    """An input that forward changed in place: it becomes the output itself."""
-    if t._grad_fn is None and t._rg:
-        raise RuntimeError(errors.DIRTY_LEAF)
-    t._vc.value += 1  # (as PyTorch: marking dirty counts as one more change)
-    if t._base is not None and fn is node:  # a view: its base learns of the change
-        base, view_fn = t._base, t._view[0]
-        j = next(i for i, x in enumerate(tensors) if x is t)
-        cs = _DirtyViewSlices(edge(base), view_fn, node, base._data.shape, j)
-        base.grad_fn, base._rg = cs, True  # (the setter: retain_grad moves along)
-        t.grad_fn = AsStridedBackward0((cs, 0), view_fn, base._data.shape)
-        t._rg = True
-        t._view = (view_fn, t._vcounter.value)
-    else:
-        t.grad_fn, t._rg = fn, True
-    return t
-
-
-def _save(ctx, node, made, edges, produced) -> None:
-    """``ctx.save_for_backward``'s tensors, version-checked.  An output is saved
-    as the output (with this node as its history, as PyTorch saves it), so a
-    second derivative flows through this node again."""
-    saved, at = {}, []
-    out_edge = {id(o): edges[i] for i, o in enumerate(produced)}
-    for i, t in enumerate(ctx._to_save):
-        key = f"saved_{i}"
-        if t is None:
-            saved[key] = None
-        elif id(t) in made and made[id(t)]._rg and made[id(t)]._grad_fn is out_edge[id(t)]:
-            saved[key] = SavedTensor(made[id(t)], is_output=True)
-        else:
-            saved[key] = SavedTensor(t)
-        edge_of_output = out_edge.get(id(t), node) if saved[key] is not None and \
-            saved[key].tensor is None else node
-        at.append(None if edge_of_output is node else weakref.ref(edge_of_output))
-    node._saved = saved
-    ctx._unpack_at = tuple(at)
-    ctx._to_save = ctx._dirty = ctx._non_differentiable = ()  # (kept by the node now)
-
-
-class _DirtyViewSlices(CopySlices):
-    """``CopySlices`` for a Function that changed its input ``j``, a view, in
-    place: outside the view the base's gradient flows on unchanged; inside, it
-    goes through the Function's backward."""
-
-    __slots__ = ("j",)
-
-    def __init__(self, base_edge, view_fn, fn, size, j):
-        nexts = [(n, 0) for n in fn._next]
-        nexts[j] = base_edge
-        Node.__init__(self, nexts)
-        self.view_fn, self.fn, self.size, self.j = view_fn, fn, size, j
-        self.released = False
-
-    def apply(self, g, needed=None):
-        from .ops.indexing import gather_view, scatter_view
-        if self.released:
-            raise errors.GraphFreedError(self)
-        inside = gather_view(g, self.view_fn)
-        grads = list(self.fn.apply(inside))
-        base = g - scatter_view(inside, self.size, self.view_fn)
-        if grads[self.j] is not None:
-            base = base + scatter_view(grads[self.j], self.size, self.view_fn)
-        grads[self.j] = base
-        return tuple(grads)
-
-
-class _DelayedError(MultiOutputNode):
-    """Stands for a ``once_differentiable`` backward in the graph of its own
-    results: differentiating through it again is refused.  Its inputs are fresh
-    leaves holding those results (PyTorch's ``torch::autograd::Error`` node)."""
-
-    __slots__ = ()
-
-    def name(self) -> str:
-        return "torch::autograd::Error"
-
-    def apply(self, g, needed=None):
-        raise RuntimeError(errors.ONCE_DIFFERENTIABLE)
-
-
-def once_differentiable(backward):
-    """Decorate ``backward``: it runs without recording (it may use any numpy
-    code), and a second derivative through it raises PyTorch's error."""
-    @functools.wraps(backward)
-    def wrapper(ctx, *grads):
-        with no_grad():
-            result = backward(ctx, *grads)
-        if not _state.enabled or not any(isinstance(g, Tensor) and g._rg for g in grads):
-            return result
-        many = isinstance(result, tuple)
-        results = result if many else (result,)
-        fakes = [r.detach().requires_grad_() for r in results
-                 if isinstance(r, Tensor) and r._data.dtype.kind in "fc"]
-        if not fakes:
-            return result
-        node = _DelayedError([edge(f) for f in fakes])
-        edges = node._init_outputs(len(fakes)) if len(fakes) > 1 else [node]
-        k, wrapped = 0, []
-        for r in results:
-            if isinstance(r, Tensor) and r._data.dtype.kind in "fc":
-                r = Tensor._make(r._data, True, edges[k])
-                k += 1
-            wrapped.append(r)
-        return tuple(wrapped) if many else wrapped[0]
-    return wrapper

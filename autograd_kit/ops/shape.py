@@ -1,26 +1,29 @@
-"""Shape operations, indexing and joining: reshape, transpose, x[i], cat, where...
+"""Shape operations and joining: reshape, transpose, squeeze, expand, cat, stack...
 
 These move numbers around without changing them, so their backward moves the
 gradient back the same way: ``transpose`` transposes g, ``reshape`` reshapes it,
-``x[i]`` puts g into a zero tensor at position i, ``cat`` cuts g into pieces.
+``cat`` cuts g into pieces.
 
 Many of them return *views*: tensors sharing memory (and the version counter)
 with their input.  A view remembers its base and how to take the same view of
 any array (``_base``, ``_view``: see ``graph.make_view``), which in-place operations on views
 need (see ``inplace.py``).
+
+Two neighbours live in their own files and are importable from here as well:
+``inplace_views.py`` (``x.t_()``, ``x.unsqueeze_(0)``: x itself becomes the view)
+and ``where_fill.py`` (``where``, ``masked_fill``: each element from one of two sources).
 """
 from __future__ import annotations
 
-import builtins
-import math
-from types import SimpleNamespace
-
 from ..views import make_view
-from ..grad_mode import is_grad_enabled
-from ._rules import as_tensor_pair, check_broadcast, record, rule
+from ._rules import record, rule
 from .. import backend
-from ..tensor import Tensor, scalar_type_name
 from .dims import wrap_dim
+# (importable from here, where they used to be)
+from .inplace_views import (INPLACE_VIEWS, SqueezeBackward3, SqueezeBackward4,  # noqa: F401
+                            TBackward1, TransposeBackward1, UnsqueezeBackward1)
+from .where_fill import (MaskedFillBackward0, MaskedFillBackward1, WhereBackward0,  # noqa: F401
+                         fill_value, masked_fill, where)
 
 
 def _view(node, x, out, view_fn, **saved):
@@ -244,61 +247,6 @@ def swapdims(x, dim0, dim1):
     return transpose(x, dim0, dim1)
 
 
-# ------------------------------------------- in-place view changes: t_... --
-def _t_array(a):
-    if a.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return a.T, {}, lambda b: b.T
-
-
-def _transpose_array(a, dim0, dim1):
-    d0, d1 = wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)
-    fn = (lambda b: b.swapaxes(d0, d1)) if a.ndim > 1 else (lambda b: b)
-    return fn(a), {"dim0": d0, "dim1": d1}, fn
-
-
-def _squeeze_array(a, dim=None):
-    if dim is None:
-        shape = tuple(s for s in a.shape if s != 1)
-        return a.reshape(shape), {"self_sym_sizes": a.shape}, lambda b: b.reshape(shape)
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = tuple(wrap_dim(d, a.ndim) for d in dims)
-    shape = tuple(s for i, s in enumerate(a.shape) if not (i in dims and s == 1))
-    return a.reshape(shape), {"dim": dims, "self_sym_sizes": a.shape}, \
-        lambda b: b.reshape(shape)
-
-
-def _unsqueeze_array(a, dim):
-    d = wrap_dim(dim, a.ndim + 1)
-    xp = backend.xp_of(a)
-    return xp.expand_dims(a, d), {"dim": d}, lambda b: xp.expand_dims(b, d)
-
-
-def _inplace_view(make, node):
-    """``x.t_()``, ``x.unsqueeze_(0)``...: x itself becomes the view (the same
-    memory seen with another shape).  Checked as any in-place op (a leaf that
-    requires grad is refused); the version counter moves on, and x's history
-    gets the view's node (TBackward1, UnsqueezeBackward1...)."""
-    def method(self, *args, **kwargs):
-        from .. import errors
-        from .inplace_check import _check
-        try:
-            _check(self)
-            new, saved, view_fn = make(self._data, *args, **kwargs)
-        except Exception as err:
-            raise errors.short(err)
-        if is_grad_enabled() and self.requires_grad:
-            cls = node or (SqueezeBackward4 if "dim" in saved else SqueezeBackward3)
-            self._grad_fn = record(cls, new, (self,), **saved)._grad_fn
-        self._data = new
-        self._vc.value += 1
-        if self._base is not None:
-            prev = self._view[0]
-            self._view = (lambda a, prev=prev, fn=view_fn: fn(prev(a)), self._vc.value)
-        return self
-    return method
-
-
 # ------------------------------------------------------------------ joining --
 def _cat_axis(tensors, dim) -> int:
     """The axis ``cat`` joins along, after PyTorch's checks, in PyTorch's words:
@@ -399,87 +347,6 @@ def vstack(tensors):
     (atleast_2d), joined along dimension 0."""
     return cat([reshape(t_, 1, -1) if t_.ndim < 2 else t_ for t_ in tensors], 0)
 
-
-def where(condition, a=None, b=None):
-    """Elementwise choice: a where condition holds, else b."""
-    if a is None and b is None:
-        c = condition._data
-        xp = backend.xp_of(c)
-        return tuple(Tensor._make(i.astype(backend.int64.np)) for i in
-                     xp.nonzero(c if c.ndim else c.reshape(1)))
-    a, b, da, db = as_tensor_pair(a, b)
-    cond = condition._data if isinstance(condition, Tensor) else backend.as_array(condition)
-    if cond.dtype.kind != "b":
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {scalar_type_name(cond.dtype)}")
-    try:
-        out = backend.xp_of(da).where(cond, da, db)
-    except ValueError:
-        check_broadcast(cond, da)  # (PyTorch checks the shapes in this order)
-        check_broadcast(SimpleNamespace(shape=backend.broadcast_shapes(cond.shape, da.shape)),
-                        db)
-        raise
-    return record(WhereBackward0, out, (a, b), condition=Tensor._make(cond))
-
-
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
-
-
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
-            "int64": "int64_t", "float16": "c10::Half", "bool": "bool"}
-
-
-def fill_value(value, dtype):
-    """A Python number as an element of ``dtype`` (PyTorch's conversion: a float
-    into an integer tensor is truncated, unless it does not fit)."""
-    xp = backend.np
-    if dtype.kind in "iu":
-        info = xp.iinfo(dtype)
-        v = value if isinstance(value, (int, bool)) else float(value)
-        low = -info.max - 1 if dtype.kind == "u" and isinstance(v, int) else info.min  # (wraps)
-        if isinstance(v, float) and not math.isfinite(v) or not low <= v <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
-                               "without overflow")
-        return int(v) % (info.max + 1) if dtype.kind == "u" else int(v)
-    if dtype.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and \
-            abs(value) > float(xp.finfo(dtype).max):
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dtype.name, 'float')}"
-                           " without overflow")
-    return value
-
-
-def masked_fill(x, mask, value):
-    """x with ``value`` where mask is True; the gradient passes where it is False.
-    The result keeps x's dtype (the value is converted to it)."""
-    dx = x._data
-    m = mask._data if isinstance(mask, Tensor) else backend.as_array(mask)
-    if m.dtype.kind != "b":
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}")
-    xp = backend.xp_of(dx)
-    if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value.ndim} dimension(s).")
-        dv = value._data
-        if dx.dtype.kind in "iubf" and dv.dtype.kind in "iubf":
-            fill_value(dv.item(), dx.dtype)  # (refused if it does not fit, as in PyTorch)
-        dv = dv.astype(dx.dtype)
-    else:
-        dv = xp.asarray(fill_value(value, dx.dtype)).astype(dx.dtype)
-    try:
-        out = xp.where(m, dv, dx)
-    except ValueError:
-        check_broadcast(m, dx)
-        raise
-    if isinstance(value, Tensor):
-        if out.dtype.kind not in "fc" and value.requires_grad and is_grad_enabled():
-            raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(out.dtype)}")
-        return record(MaskedFillBackward1, out, (x, value), mask=Tensor._make(m))
-    return record(MaskedFillBackward0, out, (x,), mask=Tensor._make(m))
-
-
 # Backward formulas: g is the gradient of the output; one formula per input.
 ViewBackward0 = rule("ViewBackward0", "self_sym_sizes", self="reshape(g, self_sym_sizes)")
 UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self_sym_sizes",
@@ -489,22 +356,6 @@ ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self_sym_sizes",
 AliasBackward0 = rule("AliasBackward0", "", self="g")
 TransposeBackward0 = rule("TransposeBackward0", "dim0 dim1", self="transpose(g, dim0, dim1)")
 TBackward0 = rule("TBackward0", "", self="t(g)")
-# the in-place forms t_(), transpose_(), squeeze_(), unsqueeze_() (PyTorch's names)
-TBackward1 = rule("TBackward1", "", self="t(g)")
-TransposeBackward1 = rule("TransposeBackward1", "dim0 dim1", self="transpose(g, dim0, dim1)")
-SqueezeBackward3 = rule("SqueezeBackward3", "self_sym_sizes",
-                        self="unsqueeze_to(g, self_sym_sizes)")
-SqueezeBackward4 = rule("SqueezeBackward4", "dim self_sym_sizes",
-                        self="unsqueeze_to(g, self_sym_sizes, dim)")
-UnsqueezeBackward1 = rule("UnsqueezeBackward1", "dim", self="squeeze(g, dim)")
-INPLACE_VIEWS = {
-    "t_": _inplace_view(_t_array, TBackward1),
-    "transpose_": _inplace_view(_transpose_array, TransposeBackward1),
-    "swapdims_": _inplace_view(_transpose_array, TransposeBackward1),
-    "swapaxes_": _inplace_view(_transpose_array, TransposeBackward1),
-    "squeeze_": _inplace_view(_squeeze_array, None),
-    "unsqueeze_": _inplace_view(_unsqueeze_array, UnsqueezeBackward1),
-}
 PermuteBackward0 = rule("PermuteBackward0", "dims", self="permute(g, inverse_permutation(dims))")
 FlipBackward0 = rule("FlipBackward0", "dims", self="flip(g, dims)")
 SqueezeBackward0 = rule("SqueezeBackward0", "self_sym_sizes",
@@ -517,10 +368,5 @@ CloneBackward0 = rule("CloneBackward0", "", self="g")
 RepeatBackward0 = rule("RepeatBackward0", "repeats self_sym_sizes",
                        self="repeat_backward(g, repeats, self_sym_sizes)")
 CatBackward0 = rule("CatBackward0", "dim sizes", variadic="split_sizes(g, sizes, dim)")
-MaskedFillBackward0 = rule("MaskedFillBackward0", "mask", self="masked_fill(g, mask, 0)")
-MaskedFillBackward1 = rule("MaskedFillBackward1", "mask",
-                           self="masked_fill(g, mask, 0)", value="sum(masked_select_of(g, mask))")
 StackBackward0 = rule("StackBackward0", "dim", variadic="unbind(g, dim)")
-WhereBackward0 = rule("WhereBackward0", "condition",
-                      self="where(condition, g, 0.0)", other="where(condition, 0.0, g)")
 
