@@ -29,6 +29,9 @@ class _DelayedError(MultiOutputNode):
         raise RuntimeError(errors.ONCE_DIFFERENTIABLE)
 
 
+_DelayedError.__name__ = _DelayedError.__qualname__ = "Error"  # (PyTorch's class name)
+
+
 def once_differentiable(backward):
     """Decorate ``backward``: it runs without recording (it may use any numpy
     code), and a second derivative through it raises PyTorch's error."""

@@ -124,3 +124,6 @@ class _DirtyViewSlices(CopySlices):
             base = base + scatter_view(grads[self.j], self.size, self.view_fn)
         grads[self.j] = base
         return tuple(grads)
+
+
+_DirtyViewSlices.__name__ = _DirtyViewSlices.__qualname__ = "CopySlices"  # (as PyTorch shows it)

@@ -92,3 +92,50 @@ def test_a_view_made_where_nothing_records_requires_grad(lib, mode, make):
     assert [fn for fn, _ in mul.next_functions] == [None, None]
     y.backward()
     assert a.grad is None and v.grad is None
+
+
+def _function_nodes(t):
+    """The two nodes a custom Function leaves where PyTorch names them CopySlices and
+    Error: an input view changed in place (mark_dirty), and a second derivative
+    through a once_differentiable backward."""
+    once = t.autograd.function.once_differentiable
+
+    class Square(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+    class Double(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = t.ones(2, requires_grad=True)
+    (g,) = t.autograd.grad(Square.apply(x), x, t.ones(2, requires_grad=True),
+                           create_graph=True)
+    b = t.ones(4, requires_grad=True) * 1
+    Double.apply(b[1:3])
+    return g.grad_fn, b.grad_fn
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_function_nodes_carry_pytorchs_class_names(lib):
+    """Named: the kit showed _DelayedError and _DirtyViewSlices."""
+    error, slices = _function_nodes(_lib(lib))
+    assert (type(error).__name__, error.name()) == ("Error", "torch::autograd::Error")
+    assert (type(slices).__name__, slices.name()) == ("CopySlices",
+                                                      "torch::autograd::CopySlices")
+    assert repr(error).startswith("<Error object at ")
+    assert repr(slices).startswith("<CopySlices object at ")
