@@ -60,7 +60,8 @@ def pytest_collection_modifyitems(config, items):
             return (2, -cells[str(item.path)], str(item.path), item.cell_num)
         return (3,)
 
+    ranks = {id(item): rank(item) for item in items}  # (before "slow" is added below)
+    items.sort(key=lambda item: ranks[id(item)])  # (stable: the rest keeps its shuffled order)
     for item in items:
-        if rank(item)[0] < 3:
+        if ranks[id(item)][0] < 3:
             item.add_marker("slow")
-    items.sort(key=rank)  # (stable: the rest keeps its shuffled order)
