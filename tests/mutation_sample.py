@@ -39,6 +39,7 @@ class Mutant:
     becomes: str     # what it becomes (the indentation is kept)
     tests: tuple     # pytest arguments that should kill it
     where: str = ""  # part of the file's path, where the line occurs in several files
+    also: str = ""   # the line as an older version of the kit spelt it (same bug)
 
 
 G = ("tests/test_gradients.py",)
@@ -107,7 +108,8 @@ MUTANTS = [
            "return math.isclose(a, b, rel_tol=10 * tol, abs_tol=1e-2)", EX),
     Mutant("exercises", "return a.strip().lower() == b.strip().lower()",
            "return a.strip().lower() in b.strip().lower()", EX),
-    Mutant("exercises", "if not _near(w_grad, 7.5):", "if not _near(w_grad, 7.5, 1.0):", EX),
+    Mutant("exercises", "if not near(w_grad, 7.5):", "if not near(w_grad, 7.5, 1.0):", EX,
+           also="if not _near(w_grad, 7.5):"),  # (its name before the exercises package)
     Mutant("exercises", "if len(pieces) != 2:", "if len(pieces) < 2:", EX),
     Mutant("exercises", "if not got.requires_grad:", "if got.requires_grad is None:", EX),
     Mutant("exercises", "if got.device.type != device:", "if False:", EX),
@@ -139,26 +141,29 @@ def sources(root: Path) -> list[Path]:
                   for p in (root / folder).rglob("*.py"))
 
 
-def locate(root: Path, mutant: Mutant) -> tuple[Path, int]:
-    """The one file and line index holding the mutant's line (an error otherwise)."""
+def locate(root: Path, mutant: Mutant) -> tuple[Path, int, str]:
+    """The one file and line index holding the mutant's line, and what it becomes
+    (an error unless exactly one line matches)."""
     found = []
     for path in sources(root):
         if mutant.where not in path.as_posix():
             continue
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
             if line.strip() == mutant.line:
-                found.append((path, i))
+                found.append((path, i, mutant.becomes))
+            elif mutant.also and line.strip() == mutant.also:
+                found.append((path, i, mutant.becomes.replace("near(", "_near(")))
     if len(found) != 1:
         raise LookupError(f"{mutant.line!r} is found {len(found)} times")
     return found[0]
 
 
 def run_one(root: Path, mutant: Mutant, timeout: float) -> tuple[str, float]:
-    path, i = locate(root, mutant)
+    path, i, becomes = locate(root, mutant)
     original = path.read_text(encoding="utf-8")
     lines = original.splitlines(keepends=True)
     indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
-    lines[i] = indent + mutant.becomes + "\n"
+    lines[i] = indent + becomes + "\n"
     start = time.perf_counter()
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # (killed: restore too)
     try:
@@ -192,7 +197,7 @@ def main(argv=None) -> int:
         bad = 0
         for n in chosen:
             try:
-                path, i = locate(args.root, MUTANTS[n])
+                path, i, _ = locate(args.root, MUTANTS[n])
                 print(f"{n:3} {MUTANTS[n].area:10} {path.relative_to(args.root)}:{i + 1}")
             except LookupError as err:
                 bad += 1
