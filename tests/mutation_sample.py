@@ -39,7 +39,8 @@ class Mutant:
     becomes: str     # what it becomes (the indentation is kept)
     tests: tuple     # pytest arguments that should kill it
     where: str = ""  # part of the file's path, where the line occurs in several files
-    also: str = ""   # the line as an older version of the kit spelt it (same bug)
+    also: str = ""   # the line as an older version of the kit spelt it
+    also_becomes: str = ""  # and what that spelling becomes (the same bug)
 
 
 G = ("tests/test_gradients.py",)
@@ -109,7 +110,8 @@ MUTANTS = [
     Mutant("exercises", "return a.strip().lower() == b.strip().lower()",
            "return a.strip().lower() in b.strip().lower()", EX),
     Mutant("exercises", "if not near(w_grad, 7.5):", "if not near(w_grad, 7.5, 1.0):", EX,
-           also="if not _near(w_grad, 7.5):"),  # (its name before the exercises package)
+           also="if not _near(w_grad, 7.5):",  # (its name before the exercises package)
+           also_becomes="if not _near(w_grad, 7.5, 1.0):"),
     Mutant("exercises", "if len(pieces) != 2:", "if len(pieces) < 2:", EX),
     Mutant("exercises", "if not got.requires_grad:", "if got.requires_grad is None:", EX),
     Mutant("exercises", "if got.device.type != device:", "if False:", EX),
@@ -152,7 +154,7 @@ def locate(root: Path, mutant: Mutant) -> tuple[Path, int, str]:
             if line.strip() == mutant.line:
                 found.append((path, i, mutant.becomes))
             elif mutant.also and line.strip() == mutant.also:
-                found.append((path, i, mutant.becomes.replace("near(", "_near(")))
+                found.append((path, i, mutant.also_becomes))
     if len(found) != 1:
         raise LookupError(f"{mutant.line!r} is found {len(found)} times")
     return found[0]
